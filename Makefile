@@ -1,0 +1,32 @@
+# Set-up is part of every target: a fresh machine needs only Python 3.11+.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: venv demo test test-unit bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/ensure_java.sh
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	bash scripts/ensure_java.sh $(BIN)/pip
+	touch $(STAMP)
+
+demo: venv
+	$(BIN)/headrace demo
+
+test: venv
+	bash scripts/ensure_servers.sh
+	$(BIN)/python -m pytest -q
+
+test-unit: venv
+	$(BIN)/python -m pytest -q tests/unit
+
+bench: venv
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .headrace build *.egg-info

@@ -1,0 +1,89 @@
+"""Registries for the Spark compilers, filled by decorators under MQL names.
+
+- ``@expression("$add")``: ``fn(args, ctx) -> Compiled``; ``args`` is the operator's raw
+  argument (as written in the pipeline, already validated by ``headrace.mql``).
+- ``@query_operator("$gt")``: ``fn(path, arg, ctx) -> Compiled`` whose ``value`` is a Spark
+  boolean column; ``path`` is the dotted field path it applies to (None at top level).
+- ``@accumulator("$sum")``: ``fn(arg, ctx) -> Accumulator``.
+- ``@stage("$match")``: see ``headrace.spark.stages``.
+
+A :class:`Compiled` carries a value column and an optional error column (STRING, non-null
+when the expression fails for that row, e.g. ``$toInt`` of "abc"): rows with an error go to the
+DLQ instead of failing the batch. Combine child errors with :func:`first_error`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+EXPRESSIONS: dict[str, Callable[..., "Compiled"]] = {}
+QUERY_OPERATORS: dict[str, Callable[..., "Compiled"]] = {}
+ACCUMULATORS: dict[str, Callable[..., Any]] = {}
+STAGES: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A compiled expression: ``value`` (VARIANT, or BOOLEAN for queries) and ``error``."""
+
+    value: Column
+    error: Column | None = None
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """What an expression can see.
+
+    ``root``: the current document ($$ROOT / $$CURRENT), a VARIANT column.
+    ``variables``: user and system variables by name without ``$$`` (``this``, ``value``, ...).
+    ``meta``: ``$meta`` values by name (``stream.window.start``, ``stream.source.partition``...),
+    as VARIANT columns. ``where``: the field path of the expression being compiled, for errors.
+    """
+
+    root: Column
+    variables: dict[str, Compiled] = field(default_factory=dict)
+    meta: dict[str, Column] = field(default_factory=dict)
+    where: str = ""
+
+    def with_vars(self, **variables: Compiled) -> "Ctx":
+        return replace(self, variables={**self.variables, **variables})
+
+    def at(self, where: str) -> "Ctx":
+        return replace(self, where=where)
+
+
+def first_error(*errors: Column | None) -> Column | None:
+    """The first non-null error among children (None when none can fail)."""
+    errs = [e for e in errors if e is not None]
+    if not errs:
+        return None
+    return errs[0] if len(errs) == 1 else F.coalesce(*errs)
+
+
+def _register(table: dict, names: tuple[str, ...]):
+    def deco(fn):
+        for n in names:
+            if n in table:
+                raise RuntimeError(f"{n} registered twice")
+            table[n] = fn
+        return fn
+    return deco
+
+
+def expression(*names: str):
+    return _register(EXPRESSIONS, names)
+
+
+def query_operator(*names: str):
+    return _register(QUERY_OPERATORS, names)
+
+
+def accumulator(*names: str):
+    return _register(ACCUMULATORS, names)
+
+
+def stage(*names: str):
+    return _register(STAGES, names)
