@@ -1,0 +1,108 @@
+"""Core CLI subcommands: ``process``, ``demo``, ``explain``, ``connections``."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from . import ejson
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("process", help="run a pipeline ephemerally, printing outputs and DLQ entries")
+    p.add_argument("pipeline", help="JSON file: an array of stages or {\"pipeline\": [...], \"options\": {...}}")
+    p.add_argument("--connections", help="connections YAML (default ./headrace.yaml if present)")
+    p.add_argument("--home", help="headrace home (default $HEADRACE_HOME or ./.headrace)")
+    p.add_argument("--limit", type=int, help="stop after N output documents")
+    p.add_argument("--duration", type=float, help="stop after S seconds")
+    p.add_argument("--stats", action="store_true", help="print final stats as JSON on stderr")
+    p.set_defaults(func=cmd_process)
+
+    e = sub.add_parser("explain", help="validate a pipeline and show its logical and Spark plans")
+    e.add_argument("pipeline")
+    e.add_argument("--connections")
+    e.add_argument("--logical-only", action="store_true", help="do not start Spark")
+    e.set_defaults(func=cmd_explain)
+
+    d = sub.add_parser("demo", help="run the main job on embedded defaults (sample_stream_solar -> store)")
+    d.add_argument("--duration", type=float, default=30.0, help="seconds to run (default 30)")
+    d.add_argument("--rate", type=float, default=200.0, help="sample documents per second (default 200)")
+    d.add_argument("--home", help="where results go (default ./.headrace)")
+    d.set_defaults(func=cmd_demo)
+
+    c = sub.add_parser("connections", help="list the connection registry (secrets redacted)")
+    c.add_argument("--connections")
+    c.add_argument("--home")
+    c.set_defaults(func=cmd_connections)
+
+
+def _load(args: argparse.Namespace):
+    from .connections import load_registry
+    from .spec import load_pipeline_file
+
+    pipeline = load_pipeline_file(args.pipeline)
+    registry = load_registry(getattr(args, "connections", None), getattr(args, "home", None))
+    from .validate import check_connections
+
+    check_connections(pipeline, registry)
+    return pipeline, registry
+
+
+def _print_docs(docs: list[dict]) -> None:
+    out = sys.stdout
+    for d in docs:
+        out.write(ejson.dumps(d) + "\n")
+    out.flush()
+
+
+def _print_dlq(docs: list[dict]) -> None:
+    out = sys.stdout
+    for d in docs:
+        d = {k: v for k, v in d.items() if k != "_id"}
+        out.write(ejson.dumps({"_dlqMessage": d}) + "\n")
+    out.flush()
+
+
+def cmd_process(args: argparse.Namespace) -> int:
+    pipeline, registry = _load(args)  # refuses invalid input before Spark starts
+    from .spark.session import get_spark
+
+    get_spark()  # Column constants need a live session
+    from .spark.engine import Processor, RunOptions
+
+    with tempfile.TemporaryDirectory(prefix="headrace-process-") as tmp:
+        proc = Processor(pipeline, RunOptions(name=Path(args.pipeline).stem, checkpoint=Path(tmp), registry=registry,
+                                              on_output=_print_docs, on_dlq=_print_dlq))
+        stats = proc.run(duration_s=args.duration, limit=args.limit)
+    if args.stats:
+        print(json.dumps(stats, indent=2), file=sys.stderr)
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    pipeline, registry = _load(args)
+    from .plan import logical_plan, render
+
+    print("== Logical plan ==")
+    print(render(logical_plan(pipeline)))
+    if not args.logical_only:
+        from .spark.explain import spark_plan
+
+        print("\n== Spark plan (one micro-batch) ==")
+        print(spark_plan(pipeline))
+    return 0
+
+
+def cmd_connections(args: argparse.Namespace) -> int:
+    from .connections import load_registry
+
+    print(json.dumps(load_registry(args.connections, args.home).list(), indent=2))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(args)

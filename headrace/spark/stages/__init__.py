@@ -1,0 +1,45 @@
+"""Stateless stages compiled to DataFrame transformations, one module per stage.
+
+A stage function ``apply(df, stage, env) -> df`` works on a frame with at least the columns
+``doc`` (VARIANT), ``_err`` (STRING: why the row failed, NULL when it did not) and ``_op`` (the
+operator that failed). Rows that already failed pass through untouched; the engine routes them
+to the DLQ. Importing this package registers every stage module.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from ..registry import STAGES, Ctx
+
+
+@dataclass
+class Env:
+    """What stage compilers need from the engine: expression contexts and ``$meta`` columns."""
+
+    meta: dict[str, Column] = field(default_factory=dict)
+
+    def ctx(self, root: Column | None = None, where: str = "") -> Ctx:
+        return Ctx(root=F.col("doc") if root is None else root, meta=self.meta, where=where)
+
+
+def guard(df: DataFrame, doc: Column, err: Column | None, op: str) -> DataFrame:
+    """Replace ``doc`` on rows that have not failed; record ``err`` (if any) with operator ``op``."""
+    ok = F.col("_err").isNull()
+    cols = {"doc": F.when(ok, doc).otherwise(F.col("doc"))}
+    if err is not None:
+        cols["_op"] = F.when(ok & err.isNotNull(), F.lit(op)).otherwise(F.col("_op"))
+        cols["_err"] = F.when(ok, err).otherwise(F.col("_err"))
+    return df.withColumns(cols)
+
+
+def apply_stages(df: DataFrame, stages: Any, env: Env) -> DataFrame:
+    for st in stages:
+        df = STAGES[st.name](df, st, env)
+    return df
+
+
+from . import add_fields, match, project, replace_root, unset, unwind, validate  # noqa: E402,F401

@@ -1,0 +1,32 @@
+"""``$unwind``: one output document per array element (``includeArrayIndex``,
+``preserveNullAndEmptyArrays``); a non-array value counts as a one-element array."""
+from pyspark.sql import functions as F
+
+from .. import values as V
+from ..registry import stage
+
+
+@stage("$unwind")
+def apply(df, st, env):
+    arg = {"path": st.arg} if isinstance(st.arg, str) else st.arg
+    path = arg["path"][1:]
+    index_field = arg.get("includeArrayIndex")
+    preserve = bool(arg.get("preserveNullAndEmptyArrays", False))
+    v = V.get_path(F.col("doc"), path)
+    ok = F.col("_err").isNull()
+    elems = (F.when(V.is_array(v), V.array_elems(v))
+             .when(V.is_null_or_missing(v), F.lit(None))
+             .otherwise(F.array(v)))
+    exploded = df.select("*", F.posexplode_outer(F.when(ok, elems)).alias("_ui", "_uv"))
+    keep = (~ok) | F.col("_uv").isNotNull() | F.lit(preserve)
+    out = exploded.filter(keep)
+    fields = {path: F.when(F.col("_uv").isNotNull(), F.col("_uv")).otherwise(V.get_path(F.col("doc"), path))}
+    if index_field:
+        fields[index_field] = F.when(F.col("_ui").isNotNull(), V.to_variant(F.col("_ui").cast("long"))) \
+            .otherwise(V.NULL)
+    is_empty_array = V.is_array(v) & (F.size(V.array_elems(v)) == 0)
+    if preserve:
+        # an empty array is dropped from the output document when preserved (MongoDB keeps no field)
+        fields[path] = F.when(is_empty_array, V.MISSING).otherwise(fields[path])
+    doc = F.when(ok, V.set_fields(F.col("doc"), fields)).otherwise(F.col("doc"))
+    return out.withColumn("doc", doc).drop("_ui", "_uv")

@@ -1,0 +1,17 @@
+"""Every default in one place."""
+
+TS_FIELD_NAME = "_ts"                 # $source.tsFieldName
+ALLOWED_LATENESS_MS = 3_000           # window allowedLateness: 3 seconds
+BOUNDARY = "eventTime"                # window boundary
+VALIDATION_ACTION = "discard"         # $validate.validationAction
+MERGE_ON = ("_id",)                   # $merge.on
+MERGE_WHEN_MATCHED = "merge"          # $merge.whenMatched
+MERGE_WHEN_NOT_MATCHED = "insert"     # $merge.whenNotMatched
+SAMPLE_RATE_PER_S = 10.0              # sample source documents per second per processor
+SAMPLE_DEVICES = 10                   # sample source: number of devices
+SAMPLE_SEED = 42
+STREAM_META = True                    # sinks add _stream_meta
+GUARANTEE = "exactlyOnce"
+MAX_RECORDS_PER_BATCH = 100_000       # sources: cap per micro-batch
+TRIGGER_INTERVAL_MS = 0               # micro-batch trigger (0 = as fast as possible)
+LATE_REASON = "Input document arrived late."

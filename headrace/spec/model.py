@@ -1,0 +1,120 @@
+"""The parsed pipeline: frozen dataclasses. Raw MQL (expressions, queries, inner stages) stays as
+plain JSON-like values inside them, already validated."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import defaults
+
+UNIT_MS = {"ms": 1, "second": 1_000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
+
+
+@dataclass(frozen=True)
+class Duration:
+    size: int
+    unit: str
+
+    @property
+    def ms(self) -> int:
+        return self.size * UNIT_MS[self.unit]
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    arrival_field: str
+    partition_field: str | None = None
+    partitions: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    connection_name: str | None = None
+    documents: tuple[Any, ...] | None = None
+    replay: ReplaySpec | None = None
+    time_field: Any = None
+    ts_field_name: str = defaults.TS_FIELD_NAME
+    partition_idle_timeout: Duration | None = None
+    stream: str | None = None
+    config: dict = field(default_factory=dict)
+
+    @property
+    def finite(self) -> bool:
+        return self.documents is not None
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A stateless stage: its MQL name, position in the pipeline and raw (validated) argument."""
+
+    name: str
+    position: int
+    arg: Any
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    kind: str                      # "tumbling" | "hopping" | "session"
+    position: int
+    interval: Duration | None
+    hop: Duration | None
+    gap: Duration | None
+    partition_by: Any
+    offset_ms: int
+    boundary: str
+    allowed_lateness_ms: int
+    idle_timeout: Duration | None
+    pipeline: tuple[Stage, ...]
+
+    @property
+    def name(self) -> str:
+        return f"${self.kind}Window"
+
+
+@dataclass(frozen=True)
+class MergeIntoSpec:
+    position: int
+    connection_name: str
+    db: Any
+    coll: Any
+    on: tuple[str, ...] = defaults.MERGE_ON
+    when_matched: Any = defaults.MERGE_WHEN_MATCHED
+    when_not_matched: str = defaults.MERGE_WHEN_NOT_MATCHED
+
+
+@dataclass(frozen=True)
+class EmitSpec:
+    position: int
+    connection_name: str | None = None
+    db: str | None = None
+    coll: str | None = None
+    path: str | None = None        # JSON-lines file
+
+
+@dataclass(frozen=True)
+class DlqSpec:
+    connection_name: str
+    db: str
+    coll: str
+
+
+@dataclass(frozen=True)
+class Options:
+    dlq: DlqSpec | None = None
+    stream_meta: bool = defaults.STREAM_META
+    guarantee: str = defaults.GUARANTEE
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    source: SourceSpec
+    before: tuple[Stage, ...]              # stateless stages before the window
+    window: WindowSpec | None
+    after: tuple[Stage, ...]               # stateless stages after the window
+    sink: MergeIntoSpec | EmitSpec | None
+    options: Options = field(default_factory=Options)
+    raw: tuple[Any, ...] = ()
+
+    @property
+    def stages(self) -> tuple[Stage, ...]:
+        return self.before + self.after

@@ -1,0 +1,382 @@
+"""PostgreSQL backend: collections are JSONB tables on a real server.
+
+Connection (in the registry)::
+
+    pg: {type: postgres, dsn: "postgresql://user:secret@127.0.0.1:5432/app",
+         statementTimeoutMs: 5000,   # optional: server-side limit per statement
+         connectTimeoutS: 5}         # optional: libpq connect_timeout (default 5)
+
+Layout: database ``db`` is the schema ``db``; collection ``coll`` is the table ``db.coll``::
+
+    seq    bigserial PRIMARY KEY          -- insertion order
+    id_key text NOT NULL UNIQUE           -- canonical Extended JSON of _id (unique _id)
+    body   text NOT NULL                  -- the document as canonical Extended JSON, field order kept
+    doc    jsonb GENERATED ALWAYS AS (body::jsonb) STORED   -- the same, queryable in SQL
+
+Writes: ``merge_many`` applies ``$merge`` (via :func:`~headrace.store.base.apply_merge`) to a
+batch in one transaction; matching uses ``_id`` or the ``on`` fields (compared as canonical
+Extended JSON). Documents PostgreSQL cannot store (text with NUL characters) or that cannot be
+represented in Extended JSON are per-document errors; nothing else in the batch is affected.
+Server and connection failures raise ``psycopg.OperationalError`` (the batch is rolled back,
+unless the failure hid a commit that already happened). Connections come from a small
+per-store pool; a broken connection is discarded, so the next call reconnects.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import psycopg
+from psycopg import sql
+
+from .. import ejson
+from ..connections import Connection, Registry, redact
+from ..errors import ConfigError
+from .base import Collection, MergeSpec, WriteResult, apply_merge, id_key, on_key
+
+PAGE = 1000
+STALE_AFTER_S = 5.0
+_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def _serialize(doc: dict) -> str:
+    """Canonical Extended JSON text of a document; ValueError when PostgreSQL cannot store it."""
+    try:
+        text = ejson.dumps(doc, relaxed=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"cannot store the document: {exc}") from exc
+    if "\\u0000" in text and _NUL.search(text):
+        raise ValueError("PostgreSQL cannot store the NUL character (\\u0000) in a JSONB document")
+    return text
+
+
+class PostgresStore:
+    """One server (a DSN): a pool of connections and the collections on it. Thread-safe."""
+
+    def __init__(self, dsn: str, *, statement_timeout_ms: int | None = None, connect_timeout_s: int = 5,
+                 max_idle: int = 4, application_name: str = "headrace"):
+        self.dsn = dsn
+        self.statement_timeout_ms = statement_timeout_ms
+        self.connect_timeout_s = max(1, int(connect_timeout_s))
+        self.max_idle = max_idle
+        self.application_name = application_name
+        self._idle: list[tuple[psycopg.Connection, float]] = []
+        self._lock = threading.Lock()
+        self._ensured: set[tuple[str, str]] = set()
+
+    def describe(self) -> str:
+        """The DSN with any password masked."""
+        return redact(self.dsn)
+
+    def connect(self, connect_timeout_s: int | None = None) -> psycopg.Connection:
+        kw: dict[str, Any] = {"autocommit": True, "connect_timeout": connect_timeout_s or self.connect_timeout_s,
+                              "application_name": self.application_name}
+        if self.statement_timeout_ms:
+            kw["options"] = f"-c statement_timeout={int(self.statement_timeout_ms)}"
+        return psycopg.connect(self.dsn, **kw)
+
+    def _take_idle(self) -> psycopg.Connection | None:
+        while True:
+            with self._lock:
+                if not self._idle:
+                    return None
+                conn, since = self._idle.pop()
+            if conn.closed or conn.broken:
+                continue
+            if time.monotonic() - since > STALE_AFTER_S:   # the server may have restarted meanwhile
+                try:
+                    conn.execute("SELECT 1")
+                except psycopg.Error:
+                    conn.close()
+                    continue
+            return conn
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        """Borrow a connection; it goes back to the pool unless it broke. Connections idle for
+        more than a few seconds are checked (``SELECT 1``) before use."""
+        conn = self._take_idle() or self.connect()
+        ok = False
+        try:
+            yield conn
+            ok = True
+        finally:
+            reuse = not conn.closed and not conn.broken
+            if reuse and not ok:
+                try:
+                    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                        conn.rollback()
+                except psycopg.Error:
+                    reuse = False
+            if reuse:
+                with self._lock:
+                    if len(self._idle) < self.max_idle:
+                        self._idle.append((conn, time.monotonic()))
+                        conn = None
+            if conn is not None:
+                try:
+                    conn.close()
+                except Exception:
+                    pass
+
+    def ping(self, timeout_s: float = 5) -> None:
+        """Connect afresh and run ``SELECT 1``; raises ``psycopg.OperationalError`` when unreachable."""
+        with self.connect(max(1, int(timeout_s + 0.999))) as c:
+            c.execute("SELECT 1")
+
+    def collection(self, db: str, coll: str) -> "PostgresCollection":
+        return PostgresCollection(self, db, coll)
+
+    def databases(self) -> list[str]:
+        with self.connection() as c:
+            rows = c.execute(
+                "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' "
+                "AND nspname NOT IN ('information_schema', 'public') ORDER BY 1").fetchall()
+        return [r[0] for r in rows]
+
+    def collections(self, db: str) -> list[str]:
+        with self.connection() as c:
+            rows = c.execute("SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                             "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'id_key' "
+                             "WHERE n.nspname = %s AND c.relkind = 'r' ORDER BY 1", (db,)).fetchall()
+        return [r[0] for r in rows]
+
+    def close(self) -> None:
+        """Close the idle connections (borrowed ones close when returned broken, or stay usable)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for c, _ in idle:
+            try:
+                c.close()
+            except Exception:
+                pass
+
+
+_STORES: dict[tuple, PostgresStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def store_for(dsn: str, *, statement_timeout_ms: int | None = None, connect_timeout_s: int = 5) -> PostgresStore:
+    """The process-wide store (connection pool) for these settings."""
+    key = (dsn, statement_timeout_ms, connect_timeout_s)
+    with _STORES_LOCK:
+        s = _STORES.get(key)
+        if s is None:
+            s = _STORES[key] = PostgresStore(dsn, statement_timeout_ms=statement_timeout_ms,
+                                             connect_timeout_s=connect_timeout_s)
+        return s
+
+
+def store_options(conn_name: str, options: dict, field_prefix: str = "") -> dict:
+    """Validate ``dsn``/``statementTimeoutMs``/``connectTimeoutS``; keyword arguments for :func:`store_for`."""
+    where = f"connection {conn_name!r}: {field_prefix}"
+    dsn = options.get("dsn")
+    if not isinstance(dsn, str) or not dsn.strip():
+        raise ConfigError(f"{where}dsn: expected a PostgreSQL connection string, found {redact(dsn)!r}",
+                          code="POSTGRES_INVALID")
+    out: dict[str, Any] = {"dsn": dsn}
+    for key, arg in (("statementTimeoutMs", "statement_timeout_ms"), ("connectTimeoutS", "connect_timeout_s")):
+        if key in options and options[key] is not None:
+            v = options[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+                raise ConfigError(f"{where}{key}: expected a positive number, found {v!r}", code="POSTGRES_INVALID")
+            out[arg] = int(v)
+    return out
+
+
+def open_collection(registry: Registry, conn: Connection, db: str, coll: str) -> "PostgresCollection":
+    """A collection on a ``postgres`` connection; the table is created when missing.
+
+    An unreachable server is a :class:`~headrace.errors.ConfigError` (``POSTGRES_UNREACHABLE``)."""
+    opts = store_options(conn.name, dict(conn.options))
+    store = store_for(**opts)
+    c = store.collection(db, coll)
+    try:
+        c.ensure()
+    except psycopg.OperationalError as exc:
+        raise ConfigError(f"connection {conn.name!r}: dsn: cannot reach PostgreSQL at {store.describe()}: "
+                          f"{str(exc).strip()}", code="POSTGRES_UNREACHABLE") from exc
+    return c
+
+
+class PostgresCollection(Collection):
+    """A JSONB table. The table is created on first use (``ensure``)."""
+
+    def __init__(self, store: PostgresStore, db: str, coll: str):
+        if not db or not coll:
+            raise ValueError("database and collection names must not be empty")
+        self.store, self.db, self.name = store, db, coll
+        self.table = sql.Identifier(db, coll)
+
+    # -- schema -----------------------------------------------------------------------------
+    def ensure(self, conn: psycopg.Connection | None = None) -> None:
+        if (self.db, self.name) in self.store._ensured:
+            return
+        if conn is None:
+            with self.store.connection() as c:
+                return self.ensure(c)
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"headrace:{self.db}.{self.name}",))
+            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.db)))
+            conn.execute(sql.SQL(
+                "CREATE TABLE IF NOT EXISTS {} (seq bigserial PRIMARY KEY, id_key text NOT NULL UNIQUE, "
+                "body text NOT NULL, doc jsonb GENERATED ALWAYS AS (body::jsonb) STORED)").format(self.table))
+        self.store._ensured.add((self.db, self.name))
+
+    def _run(self, fn: Callable[[psycopg.Connection], Any]) -> Any:
+        """Run ``fn(conn)`` on a pooled connection, creating the table once if it went missing."""
+        with self.store.connection() as c:
+            self.ensure(c)
+            try:
+                return fn(c)
+            except psycopg.errors.UndefinedTable:
+                self.store._ensured.discard((self.db, self.name))
+        with self.store.connection() as c:
+            self.ensure(c)
+            return fn(c)
+
+    # -- writes -----------------------------------------------------------------------------
+    def insert_many(self, docs: Iterable[dict]) -> WriteResult:
+        res = WriteResult()
+        rows: list[tuple[int, str, str]] = []
+        for i, doc in enumerate(docs):
+            if "_id" not in doc:
+                doc = {"_id": ejson.ObjectId(), **doc}
+            try:
+                rows.append((i, id_key(doc["_id"]), _serialize(doc)))
+            except ValueError as exc:
+                res.errors.append((i, str(exc)))
+        if not rows:
+            return res
+
+        def go(c: psycopg.Connection) -> set[str]:
+            with c.transaction():
+                cur = c.execute(sql.SQL(
+                    "INSERT INTO {} (id_key, body) SELECT k, b FROM unnest(%s::text[], %s::text[]) "
+                    "WITH ORDINALITY AS v(k, b, o) ORDER BY o ON CONFLICT (id_key) DO NOTHING RETURNING id_key"
+                ).format(self.table), ([r[1] for r in rows], [r[2] for r in rows]))
+                return {r[0] for r in cur.fetchall()}
+
+        done = self._run(go)
+        for i, key, _ in rows:
+            if key in done:
+                done.discard(key)
+                res.inserted += 1
+            else:
+                res.errors.append((i, f"duplicate key: _id {key}"))
+        res.errors.sort()
+        return res
+
+    def upsert_many(self, docs: Sequence[dict]) -> WriteResult:
+        """Insert or replace by ``_id`` (idempotent writes with deterministic ids)."""
+        return self.merge_many(docs, MergeSpec(on=("_id",), when_matched="replace"))
+
+    def merge_many(self, docs: Sequence[dict], spec: MergeSpec) -> WriteResult:
+        """Apply ``$merge`` to each document in order, in one transaction."""
+        return self._run(lambda c: self._merge(c, list(docs), spec))
+
+    def _merge(self, c: psycopg.Connection, docs: list[dict], spec: MergeSpec) -> WriteResult:
+        res = WriteResult()
+        on = tuple(spec.on)
+        by_id = on == ("_id",)
+        keys: list[str | None] = []
+        for doc in docs:
+            if by_id:
+                keys.append(id_key(doc["_id"]) if "_id" in doc else None)
+            else:
+                keys.append(on_key(doc, on))
+        wanted = sorted({k for k in keys if k is not None})
+        with c.transaction():
+            # key -> [seq or None, pending insert position or None, current document]
+            state: dict[str, list] = {}
+            if wanted:
+                if by_id:
+                    q = sql.SQL("SELECT seq, id_key, body FROM {} WHERE id_key = ANY(%s) FOR UPDATE").format(self.table)
+                    params: tuple = (wanted,)
+                else:
+                    expr = sql.SQL("jsonb_build_array({})").format(
+                        sql.SQL(", ").join(sql.SQL("doc #> %s") for _ in on))
+                    q = sql.SQL("SELECT seq, NULL, body FROM {} WHERE {} = ANY(%s::text[]::jsonb[]) ORDER BY seq FOR UPDATE"
+                                ).format(self.table, expr)
+                    params = (*[p.split(".") for p in on], wanted)
+                for seq, key, body in c.execute(q, params).fetchall():
+                    d = ejson.loads(body)
+                    k = key if by_id else on_key(d, on)
+                    if k is not None and k not in state:
+                        state[k] = [seq, None, d]
+            inserts: list[list] = []          # [id_key, document]
+            updates: dict[int, dict] = {}     # seq -> document
+            for i, doc in enumerate(docs):
+                k = keys[i]
+                if k is None and not by_id:
+                    res.errors.append((i, f"$merge: document is missing an 'on' field {list(on)}"))
+                    continue
+                cur = state.get(k) if k is not None else None
+                action, out, err = apply_merge(cur[2] if cur else None, doc, spec)
+                if err:
+                    res.errors.append((i, err))
+                    continue
+                if out is not None:
+                    if cur is None:
+                        out = out if "_id" in out else {"_id": ejson.ObjectId(), **out}
+                    try:
+                        _serialize(out)
+                    except ValueError as exc:
+                        res.errors.append((i, str(exc)))
+                        continue
+                    if cur is None:
+                        inserts.append([id_key(out["_id"]), out])
+                        state[id_key(out["_id"]) if by_id else k] = [None, len(inserts) - 1, out]
+                    elif cur[0] is not None:
+                        updates[cur[0]] = out
+                        cur[2] = out
+                    else:
+                        inserts[cur[1]][1] = out
+                        cur[2] = out
+                setattr(res, action, getattr(res, action) + 1)
+            if updates:
+                seqs = list(updates)
+                c.execute(sql.SQL("UPDATE {} AS t SET body = v.b FROM unnest(%s::bigint[], %s::text[]) AS v(s, b) "
+                                  "WHERE t.seq = v.s").format(self.table),
+                          (seqs, [_serialize(updates[s]) for s in seqs]))
+            if inserts:
+                c.execute(sql.SQL("INSERT INTO {} (id_key, body) SELECT k, b FROM unnest(%s::text[], %s::text[]) "
+                                  "WITH ORDINALITY AS v(k, b, o) ORDER BY o").format(self.table),
+                          ([k for k, _ in inserts], [_serialize(d) for _, d in inserts]))
+        return res
+
+    # -- reads ------------------------------------------------------------------------------
+    def scan(self, after_seq: int = 0) -> Iterator[tuple[int, dict]]:
+        """``(seq, document)`` in insertion order, from just after ``after_seq``; pages of 1000."""
+        last = after_seq
+        q = sql.SQL("SELECT seq, body FROM {} WHERE seq > %s ORDER BY seq LIMIT %s").format(self.table)
+        while True:
+            rows = self._run(lambda c: c.execute(q, (last, PAGE)).fetchall())
+            for seq, body in rows:
+                yield seq, ejson.loads(body)
+            if len(rows) < PAGE:
+                return
+            last = rows[-1][0]
+
+    def find(self, predicate: Callable[[dict], bool] | None = None) -> Iterator[dict]:
+        for _, doc in self.scan():
+            if predicate is None or predicate(doc):
+                yield doc
+
+    def count(self) -> int:
+        return self._run(lambda c: c.execute(sql.SQL("SELECT count(*) FROM {}").format(self.table)).fetchone()[0])
+
+    def delete_ids(self, ids: Iterable[Any]) -> int:
+        keys = [id_key(i) for i in ids]
+        if not keys:
+            return 0
+        return self._run(lambda c: c.execute(
+            sql.SQL("DELETE FROM {} WHERE id_key = ANY(%s)").format(self.table), (keys,)).rowcount)
+
+    def drop(self) -> None:
+        with self.store.connection() as c:
+            c.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(self.table))
+        self.store._ensured.discard((self.db, self.name))

@@ -1,0 +1,34 @@
+"""Checks that need the connection registry (pure Python): every connection a pipeline names
+exists and has a type that can play its role."""
+from __future__ import annotations
+
+from .connections import Registry
+from .errors import PipelineError
+from .spec.model import EmitSpec, MergeIntoSpec, Pipeline
+
+SOURCE_TYPES = ("sample", "stream")
+SINK_TYPES = ("store", "postgres", "zoned")
+
+
+def _conn(registry: Registry, name: str, roles: tuple[str, ...], position: int | None, stage: str | None,
+          path: str):
+    if name not in registry:
+        raise PipelineError("CONNECTION_UNKNOWN", f"unknown connection {name!r}", position=position, stage=stage,
+                            path=path, expected="one of " + ", ".join(registry.names()), found=name)
+    c = registry.get(name)
+    if c.type not in roles:
+        raise PipelineError("CONNECTION_ROLE", f"connection {name!r} of type {c.type!r} cannot serve here",
+                            position=position, stage=stage, path=path, expected="a connection of type " +
+                            " or ".join(roles), found=c.type)
+    return c
+
+
+def check_connections(p: Pipeline, registry: Registry) -> None:
+    if p.source.connection_name:
+        _conn(registry, p.source.connection_name, SOURCE_TYPES, 0, "$source", "connectionName")
+    if isinstance(p.sink, MergeIntoSpec):
+        _conn(registry, p.sink.connection_name, SINK_TYPES, p.sink.position, "$merge", "into.connectionName")
+    elif isinstance(p.sink, EmitSpec) and p.sink.connection_name:
+        _conn(registry, p.sink.connection_name, SINK_TYPES, p.sink.position, "$emit", "connectionName")
+    if p.options.dlq:
+        _conn(registry, p.options.dlq.connection_name, SINK_TYPES, None, None, "options.dlq.connectionName")

@@ -1,0 +1,59 @@
+"""The golden corpus: one JSON file per whole-pipeline case in ``cases/``.
+
+A case has ``pipeline`` (stages; when it does not start with ``$source``, ``input`` becomes
+inline ``documents``), and either ``error`` (the expected stable error code, checked without
+Spark) or ``expected`` (outputs in order, compared without ``_stream_meta`` and ``_ts``) and
+optionally ``dlq`` (per DLQ entry: ``operatorName`` and ``reason_contains``).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from headrace import ejson
+from headrace.errors import PipelineError
+from headrace.spec import parse_pipeline
+
+CASES = sorted((Path(__file__).parent / "cases").glob("*.json"))
+
+
+def _load(path: Path) -> dict:
+    case = json.loads(path.read_text())
+    stages = case["pipeline"]
+    if "input" in case and "$source" not in stages[0]:
+        stages = [{"$source": {"documents": case.get("input", [])}}] + stages
+    case["stages"] = stages
+    return case
+
+
+def _norm(v):
+    return json.loads(ejson.dumps(ejson.from_plain(v) if not isinstance(v, (str, int, float)) else v))
+
+
+@pytest.mark.parametrize("path", [p for p in CASES if "error" in json.loads(p.read_text())], ids=lambda p: p.stem)
+def test_refused(path):
+    case = _load(path)
+    with pytest.raises(PipelineError) as info:
+        parse_pipeline(case["stages"])
+    assert info.value.code == case["error"], str(info.value)
+    assert info.value.where.position is not None or info.value.where.path
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("path", [p for p in CASES if "error" not in json.loads(p.read_text())], ids=lambda p: p.stem)
+def test_case(path, spark):
+    from headrace.testing import run_pipeline
+
+    case = _load(path)
+    res = run_pipeline(case["stages"], strip_meta=True)
+    got = [json.loads(ejson.dumps(d)) for d in res.outputs]
+    want = [json.loads(ejson.dumps(ejson.from_plain(d))) for d in case["expected"]]
+    assert got == want
+    expected_dlq = case.get("dlq", [])
+    assert len(res.dlq) == len(expected_dlq), res.dlq
+    for entry, exp in zip(res.dlq, expected_dlq):
+        assert entry["operatorName"] == exp["operatorName"]
+        assert exp["reason_contains"] in entry["errInfo"]["reason"]
+        assert entry["doc"] is not None

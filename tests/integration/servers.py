@@ -1,0 +1,212 @@
+"""Private PostgreSQL servers for integration tests and benchmarks (real servers, never mocks).
+
+:class:`PostgresFactory` finds the installed binaries (``/usr/lib/postgresql/*/bin``, newest
+first, or ``$HEADRACE_PG_BIN``), runs ``initdb`` once into a template directory and copies it
+for every server, so starting a server costs a copy and a ``pg_ctl start``. Each server
+listens on 127.0.0.1 on a free port with its socket in its own directory; the machine's
+shared server (5432) is never touched. PostgreSQL refuses to run as root, so as root every
+``initdb``/``pg_ctl`` runs through ``runuser -u postgres --`` in directories that user owns.
+Durability is traded for speed (``fsync=off``, ``synchronous_commit=off``).
+
+:class:`PostgresServer` can be stopped (``fast`` or ``immediate``, i.e. crash), restarted on the
+same port with its data, paused (``SIGSTOP``: the server hangs, connections neither answer nor
+fail) and resumed.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+SERVER_SETTINGS = {
+    "listen_addresses": "127.0.0.1",
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    "shared_buffers": "32MB",
+    "max_connections": "60",
+    "max_wal_size": "256MB",
+    "log_min_messages": "warning",
+    "logging_collector": "off",
+}
+
+
+class ServersUnavailable(RuntimeError):
+    """The binaries (or the user to run them as) are missing: tests skip with this reason."""
+
+
+def find_pg_bin() -> Path:
+    explicit = os.environ.get("HEADRACE_PG_BIN")
+    cands = [explicit] if explicit else sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: [int(x) if x.isdigit() else 0 for x in p.split("/")])[::-1]
+    for c in cands:
+        if c and all(os.access(Path(c) / b, os.X_OK) for b in ("initdb", "pg_ctl", "postgres")):
+            return Path(c)
+    raise ServersUnavailable("PostgreSQL binaries not found (looked in /usr/lib/postgresql/*/bin; "
+                             "install 'postgresql' or set HEADRACE_PG_BIN)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PostgresFactory:
+    """Makes private servers from one ``initdb`` template. Call :meth:`cleanup` at the end."""
+
+    def __init__(self, base: "str | os.PathLike[str] | None" = None):
+        self.bin = find_pg_bin()
+        self.as_root = os.geteuid() == 0
+        self.run_user: str | None = None
+        if self.as_root:
+            try:
+                pw = pwd.getpwnam("postgres")
+            except KeyError as exc:
+                raise ServersUnavailable("running as root and there is no 'postgres' user to run PostgreSQL") from exc
+            if not shutil.which("runuser"):
+                raise ServersUnavailable("running as root and 'runuser' is missing")
+            self.run_user, self._uid, self._gid = "postgres", pw.pw_uid, pw.pw_gid
+        self.base = Path(base) if base else Path(tempfile.mkdtemp(prefix="headrace-pg-"))
+        self.base.mkdir(parents=True, exist_ok=True)
+        self._own(self.base)
+        self.servers: list[PostgresServer] = []
+        self._template: Path | None = None
+
+    def _own(self, path: Path) -> None:
+        if self.as_root:
+            os.chown(path, self._uid, self._gid)
+
+    def run(self, args: list[str], **kw) -> subprocess.CompletedProcess:
+        cmd = ([ "runuser", "-u", self.run_user, "--"] if self.run_user else []) + args
+        return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+    def template(self) -> Path:
+        if self._template is None:
+            t = self.base / "template"
+            r = self.run([str(self.bin / "initdb"), "-D", str(t), "-A", "trust", "-U", "postgres", "-E", "UTF8",
+                          "--no-sync", "--no-instructions", "--locale=C"], timeout=120)
+            if r.returncode != 0:
+                raise RuntimeError(f"initdb failed: {r.stderr.strip() or r.stdout.strip()}")
+            with open(t / "postgresql.conf", "a") as f:
+                for k, v in SERVER_SETTINGS.items():
+                    f.write(f"{k} = '{v}'\n")
+            self._template = t
+        return self._template
+
+    def create(self, name: str | None = None, start: bool = True) -> "PostgresServer":
+        name = name or f"pg{len(self.servers)}"
+        home = self.base / name
+        home.mkdir()
+        self._own(home)
+        r = self.run(["cp", "-a", str(self.template()), str(home / "data")])
+        if r.returncode != 0:
+            raise RuntimeError(f"copying the template failed: {r.stderr}")
+        srv = PostgresServer(self, name, home, free_port())
+        self.servers.append(srv)
+        if start:
+            srv.start()
+        return srv
+
+    def cleanup(self) -> None:
+        for s in self.servers:
+            try:
+                s.stop("immediate")
+            except Exception:
+                pass
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+class PostgresServer:
+    """One private server. ``dsn`` works while it runs; ``stop``/``start`` keep port and data."""
+
+    def __init__(self, factory: PostgresFactory, name: str, home: Path, port: int):
+        self.factory, self.name, self.home, self.port = factory, name, home, port
+        self.data = home / "data"
+        self.log = home / "server.log"
+        self.paused = False
+
+    @property
+    def dsn(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _ctl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        return self.factory.run([str(self.factory.bin / "pg_ctl"), "-D", str(self.data), *args], timeout=timeout)
+
+    def start(self) -> None:
+        opts = f"-p {self.port} -k {self.home}"
+        r = self._ctl("start", "-w", "-t", "60", "-l", str(self.log), "-o", opts)
+        if r.returncode != 0:
+            tail = self.log.read_text()[-2000:] if self.log.exists() else ""
+            raise RuntimeError(f"pg_ctl start failed for {self.name}: {r.stderr.strip()} {tail}")
+
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the server: ``fast`` (clean) or ``immediate`` (like a crash)."""
+        if self.paused:
+            self.resume()
+        r = self._ctl("stop", "-w", "-m", mode)
+        if r.returncode != 0 and self.running():
+            raise RuntimeError(f"pg_ctl stop failed for {self.name}: {r.stderr.strip()}")
+
+    def restart(self) -> None:
+        if self.running():
+            self.stop()
+        self.start()
+
+    def running(self) -> bool:
+        return self._ctl("status").returncode == 0
+
+    def pid(self) -> int | None:
+        p = self.data / "postmaster.pid"
+        try:
+            return int(p.read_text().split("\n", 1)[0])
+        except (OSError, ValueError):
+            return None
+
+    def _signal_all(self, sig: int) -> None:
+        pid = self.pid()
+        if pid is None:
+            raise RuntimeError(f"{self.name} is not running")
+        # the postmaster and its children (backends) all answer queries
+        children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+        for p in [pid, *map(int, children)]:
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                pass
+
+    def pause(self) -> None:
+        """Freeze the server (SIGSTOP): clients hang instead of failing."""
+        self._signal_all(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        self._signal_all(signal.SIGCONT)
+        self.paused = False
+
+    def ensure_running(self) -> None:
+        if self.paused:
+            self.resume()
+        if not self.running():
+            self.start()
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        import psycopg
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with psycopg.connect(self.dsn, connect_timeout=2) as c:
+                    c.execute("SELECT 1")
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
