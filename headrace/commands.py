@@ -18,6 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, help="stop after N output documents")
     p.add_argument("--duration", type=float, help="stop after S seconds")
     p.add_argument("--stats", action="store_true", help="print final stats as JSON on stderr")
+    p.add_argument("--checkpoint", help="keep the checkpoint in DIR: a rerun resumes from it (default: a temp dir)")
     p.set_defaults(func=cmd_process)
 
     e = sub.add_parser("explain", help="validate a pipeline and show its logical and Spark plans")
@@ -31,6 +32,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--rate", type=float, default=200.0, help="sample documents per second (default 200)")
     d.add_argument("--home", help="where results go (default ./.headrace)")
     d.set_defaults(func=cmd_demo)
+
+    st = sub.add_parser("store", help="read collections of a store connection")
+    st_sub = st.add_subparsers(dest="store_cmd", required=True)
+    f = st_sub.add_parser("find", help="print a collection's documents as JSON lines")
+    f.add_argument("db")
+    f.add_argument("coll")
+    f.add_argument("--connection", default="store", help="a store/postgres/zoned connection (default: store)")
+    f.add_argument("--filter", help="a MongoDB query document (JSON)")
+    f.add_argument("--limit", type=int)
+    f.add_argument("--connections")
+    f.add_argument("--home")
+    f.set_defaults(func=cmd_store_find)
+    ls = st_sub.add_parser("list", help="list databases and collections of the embedded store")
+    ls.add_argument("--connection", default="store")
+    ls.add_argument("--connections")
+    ls.add_argument("--home")
+    ls.set_defaults(func=cmd_store_list)
 
     c = sub.add_parser("connections", help="list the connection registry (secrets redacted)")
     c.add_argument("--connections")
@@ -73,7 +91,8 @@ def cmd_process(args: argparse.Namespace) -> int:
     from .spark.engine import Processor, RunOptions
 
     with tempfile.TemporaryDirectory(prefix="headrace-process-") as tmp:
-        proc = Processor(pipeline, RunOptions(name=Path(args.pipeline).stem, checkpoint=Path(tmp), registry=registry,
+        ckpt = Path(args.checkpoint) if args.checkpoint else Path(tmp)
+        proc = Processor(pipeline, RunOptions(name=Path(args.pipeline).stem, checkpoint=ckpt, registry=registry,
                                               on_output=_print_docs, on_dlq=_print_dlq))
         stats = proc.run(duration_s=args.duration, limit=args.limit)
     if args.stats:
@@ -106,3 +125,39 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
     return run_demo(args)
+
+
+def cmd_store_find(args: argparse.Namespace) -> int:
+    from .collections import open_collection
+    from .connections import load_registry
+    from .errors import HeadraceError
+
+    registry = load_registry(args.connections, args.home)
+    pred = None
+    if args.filter:
+        try:
+            query = ejson.loads(args.filter)
+        except ejson.EJSONError as exc:
+            raise HeadraceError(f"--filter is not valid JSON: {exc}", code="FILTER_INVALID") from exc
+        from .mql.match import matches
+        from .mql.query import validate_query
+
+        validate_query(query, "--filter")
+        pred = lambda d: matches(d, query)  # noqa: E731
+    n = 0
+    for doc in open_collection(registry, args.connection, args.db, args.coll).find(pred):
+        if args.limit is not None and n >= args.limit:
+            break
+        print(ejson.dumps(doc))
+        n += 1
+    return 0
+
+
+def cmd_store_list(args: argparse.Namespace) -> int:
+    from .connections import load_registry
+    from .store.sqlite import SQLiteStore
+
+    registry = load_registry(args.connections, args.home)
+    store = SQLiteStore(registry.store_path(args.connection))
+    print(json.dumps({db: store.collections(db) for db in store.databases()}, indent=2))
+    return 0

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from .errors import ConfigError
 
-KNOWN_TYPES = {"sample", "store", "stream", "postgres", "redis", "zoned", "kafka", "mongodb", "https"}
+KNOWN_TYPES = {"sample", "file", "store", "stream", "postgres", "redis", "zoned", "kafka", "mongodb", "https"}
 NOT_SUPPORTED_YET = {"kafka", "mongodb", "https"}
 SECRET_KEYS = re.compile(r"(pass(word)?|secret|token|api[_-]?key|credential)", re.I)
 URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)([^@/\s]+)(@)")
@@ -130,7 +130,9 @@ def load_registry(path: "str | os.PathLike[str] | None" = None, home: "str | os.
         if ctype in NOT_SUPPORTED_YET:
             raise ConfigError(f"{where}: type {ctype!r} is not supported yet", code="NOT_SUPPORTED_YET")
         options = {k: v for k, v in opts.items() if k != "type"}
-        if ctype == "store" and "path" in options and source:
+        if ctype == "file" and not isinstance(options.get("path"), str):
+            raise ConfigError(f"{where}: a file connection needs 'path' (a JSON-lines file)", code="CONNECTION_INVALID")
+        if ctype in ("store", "file") and "path" in options and source:
             base = Path(source).parent
             options["path"] = str((base / options["path"]) if not Path(options["path"]).is_absolute() else options["path"])
         conns[name] = Connection(name, ctype, options)

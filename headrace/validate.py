@@ -6,7 +6,7 @@ from .connections import Registry
 from .errors import PipelineError
 from .spec.model import EmitSpec, MergeIntoSpec, Pipeline
 
-SOURCE_TYPES = ("sample", "stream")
+SOURCE_TYPES = ("sample", "stream", "file")
 SINK_TYPES = ("store", "postgres", "zoned")
 
 

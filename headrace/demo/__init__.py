@@ -60,5 +60,5 @@ def run_demo(args: argparse.Namespace) -> int:
               f"{d.get('avg_watts', 0):>10.1f}{d.get('max_watts', 0):>10}{d.get('readings', 0):>9}")
     print(f"\nsummary: input={stats['inputMessageCount']} windows written={len(docs)} "
           f"dlq={stats['dlqMessageCount']} watermark={stats['watermark']}")
-    print(f"results: {store_path / 'demo.sqlite'}  (read them with: headrace store find demo solar_10s)")
+    print(f"results: {store_path / 'demo.sqlite'}  (read them with: .venv/bin/headrace store find demo solar_10s)")
     return 0

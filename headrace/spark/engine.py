@@ -67,6 +67,7 @@ class RunOptions:
     on_dlq: Callback | None = None             # every DLQ document
     trigger_ms: int = defaults.TRIGGER_INTERVAL_MS
     on_batch: Callable[[int, int | None, int | None], None] | None = None  # (batch id, clock, W) after each
+    fault: Callable[[int, str], None] | None = None   # tests: called at phase "after_sink" (may raise)
     spark_master: str | None = None
 
 
@@ -138,6 +139,13 @@ class Processor:
             self.source_type = "generated"
             r = spark.readStream.format("headrace_sample")
             for k, v in {**conn.options, **s.config}.items():
+                r = r.option(k, str(v))
+            return r.load()
+        if conn.type == "file":
+            self.partitions = ["0"]
+            self.source_type = "file"
+            r = spark.readStream.format("headrace_file").option("path", str(conn.options["path"]))
+            for k, v in s.config.items():
                 r = r.option(k, str(v))
             return r.load()
         if conn.type == "stream":
@@ -363,6 +371,8 @@ class Processor:
                 ctx.close_processing(PLUS_INF)
             ctx.gc(ts)
         jsonl_size = self._write(ctx, meta.get("jsonl_size"))
+        if self.o.fault:
+            self.o.fault(batch_id, "after_sink")
         counters["output"] += len(outputs)
         counters["dlq"] += len(dlq)
         new_meta = {"time": ts.to_json(), "windows": windows, "sessions": sessions, "files": ctx.files,
@@ -617,6 +627,9 @@ class _BatchCtx:
             return
         iv, hop = w.interval.ms, (w.hop or w.interval).ms
         starts = self._starts_col(F.col("_t"))
+        if w_prev is not None and not proc_time:
+            # a document joins only the windows still open (a hopping document may miss some)
+            starts = F.filter(starts, lambda x: x + F.lit(iv) > F.lit(w_prev - lat))
         rows = summary.select(F.explode(starts).alias("s")).groupBy("s").count().collect()
         agg = summary.agg(F.max("_t"), F.max("_arr")).collect()[0]
         if not rows:
@@ -752,12 +765,12 @@ class _BatchCtx:
 
 def run_window_pipeline(df: DataFrame, w: WindowSpec, after) -> DataFrame:
     """The window's inner pipeline, then the stateless stages after the window."""
-    from . import window_stages as WS
-
     meta = {"stream.window.start": V.to_variant(F.col("_w.start")),
             "stream.window.end": V.to_variant(F.col("_w.end"))}
     env = Env(meta=meta)
     for st in w.pipeline:
+        if st.name in ("$group", "$sort", "$limit", "$count"):
+            from . import window_stages as WS
         if st.name == "$group":
             df = WS.apply_group(df, st.arg, lambda root: env.ctx(root))
         elif st.name == "$sort":

@@ -76,9 +76,11 @@ def get_spark(master: str | None = None, app: str = "headrace"):
 
 def register_sources(spark) -> None:
     from .sources.documents import DocumentsDataSource
+    from .sources.file import FileDataSource
     from .sources.sample import SampleDataSource
 
     spark.dataSource.register(DocumentsDataSource)
+    spark.dataSource.register(FileDataSource)
     spark.dataSource.register(SampleDataSource)
     try:
         from .sources.stream import StreamDataSource

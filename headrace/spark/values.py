@@ -51,7 +51,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-from typing import Any, Iterable, Mapping
+import re
+from typing import Any, Callable, Iterable, Mapping
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -79,14 +80,25 @@ RANKS = {
 _SPECIAL_KEYS = ("$oid", "$minKey", "$maxKey", "$numberDecimal")
 
 
-def _sql(expr: str) -> Column:
-    return F.expr(expr)
+_CONSTANTS = {
+    "MISSING": lambda: F.lit(None).cast("variant"),
+    "NULL": lambda: F.parse_json(F.lit("null")),
+    "_EMPTY_ARRAY": lambda: F.parse_json(F.lit("[]")),
+    "_EMPTY_OBJECT": lambda: F.parse_json(F.lit("{}")),
+}
 
 
-MISSING: Column = F.lit(None).cast("variant")
-NULL: Column = F.parse_json(F.lit("null"))
-_EMPTY_ARRAY: Column = F.parse_json(F.lit("[]"))
-_EMPTY_OBJECT: Column = F.parse_json(F.lit("{}"))
+def __getattr__(name: str) -> Column:
+    # MISSING / NULL are built on first use (a Column needs a running SparkContext);
+    if name in _CONSTANTS:
+        col = _CONSTANTS[name]()
+        globals()[name] = col
+        return col
+    raise AttributeError(name)
+
+
+def _const(name: str) -> Column:
+    return globals()[name] if name in globals() else __getattr__(name)
 
 
 def variant_path(*keys: str) -> str:
@@ -131,7 +143,7 @@ def lit_value(value: Any) -> Column:
     """A constant of the ``headrace.ejson`` value model as a VARIANT column."""
     t = type(value)
     if value is None:
-        return NULL
+        return _const("NULL")
     if t is bool:
         return F.lit(value).cast("variant")
     if isinstance(value, int) and t is not bool:
@@ -181,13 +193,13 @@ def to_variant(col: Column, spark_type: Any = None) -> Column:
         return col
     if isinstance(spark_type, T.StructType):
         pairs = [(f.name, to_variant(col.getField(f.name), f.dataType)) for f in spark_type.fields]
-        return F.when(col.isNull(), MISSING).otherwise(make_object(pairs))
+        return F.when(col.isNull(), _const("MISSING")).otherwise(make_object(pairs))
     if isinstance(spark_type, T.MapType):
         m = F.transform_values(col, lambda k, x: to_variant(x, spark_type.valueType))
-        return F.when(col.isNull(), MISSING).otherwise(make_object(m))
+        return F.when(col.isNull(), _const("MISSING")).otherwise(make_object(m))
     if isinstance(spark_type, T.ArrayType):
-        arr = F.transform(col, lambda x: F.coalesce(to_variant(x, spark_type.elementType), NULL))
-        return F.when(col.isNull(), MISSING).otherwise(make_array(arr))
+        arr = F.transform(col, lambda x: F.coalesce(to_variant(x, spark_type.elementType), _const("NULL")))
+        return F.when(col.isNull(), _const("MISSING")).otherwise(make_array(arr))
     if isinstance(spark_type, T.TimestampNTZType):
         return _ntz_to_ts(col).cast("variant")
     if isinstance(spark_type, T.DateType):
@@ -208,15 +220,62 @@ def _ntz_to_ts(ntz: Column) -> Column:
 
 
 # ---------------------------------------------------------------------------------------------
+# let-binding: a value used several times is evaluated once
+
+
+_SIMPLE = re.compile(r"^Column<'[\w.`$]*(\['\w+'\])*'>$")
+
+
+def is_simple(c: Column) -> bool:
+    """True for expressions cheaper to repeat than to bind: column references, lambda
+    variables, literals and one-call lookups such as ``variant_get(doc, '$.a')``."""
+    s = str(c)
+    if _SIMPLE.match(s):
+        return True
+    return len(s) <= 120 and s.count("(") <= 1 and "lambda" not in s
+
+
+def let(c: Column, fn: Callable[[Column], Column]) -> Column:
+    """``fn(x)`` with ``x`` bound to ``c`` evaluated once (a one-element ``transform``)."""
+    if is_simple(c):
+        return fn(c)
+    return F.transform(F.array(c), lambda x: fn(x)).getItem(0)
+
+
+def let_many(cols: list[Column], fn: Callable[..., Column]) -> Column:
+    """``fn(*xs)`` with each ``xs[i]`` bound to ``cols[i]`` evaluated once."""
+    if all(is_simple(c) for c in cols):
+        return fn(*cols)
+    if len(cols) == 1:
+        return let(cols[0], fn)
+    s = F.struct(*[c.alias(f"_{i}") for i, c in enumerate(cols)])
+    return F.transform(F.array(s), lambda x: fn(*[x[f"_{i}"] for i in range(len(cols))])).getItem(0)
+
+
+# ---------------------------------------------------------------------------------------------
 # type tests
 
+#: type codes (INT) returned by :func:`type_code`, indexed into these names
+TYPE_NAMES = ["missing", "null", "int", "long", "double", "decimal", "string", "object", "array",
+              "binData", "objectId", "bool", "date", "minKey", "maxKey"]
+CODE = {n: i for i, n in enumerate(TYPE_NAMES)}
+NUMBER_CODES = (CODE["int"], CODE["long"], CODE["double"], CODE["decimal"])
 
-def is_missing(v: Column) -> Column:
-    return v.isNull()
+_SCHEMA_CODES = {"BIGINT": CODE["int"], "DOUBLE": CODE["double"], "FLOAT": CODE["double"],
+                 "DECIMAL": CODE["decimal"], "STRING": CODE["string"], "BOOLEAN": CODE["bool"],
+                 "TIMESTAMP": CODE["date"], "TIMESTAMP_NTZ": CODE["date"], "DATE": CODE["date"],
+                 "BINARY": CODE["binData"], "VOID": CODE["null"]}
 
 
-def is_null_or_missing(v: Column) -> Column:
-    return v.isNull() | F.coalesce(F.is_variant_null(v), F.lit(True))
+def _const_map(d: Mapping) -> Column:
+    args = []
+    for k, x in d.items():
+        args += [F.lit(k), F.lit(x)]
+    return F.create_map(*args)
+
+
+def _const_array(xs: list) -> Column:
+    return F.array(*[F.lit(x) for x in xs])
 
 
 def is_object_raw(v: Column) -> Column:
@@ -224,171 +283,170 @@ def is_object_raw(v: Column) -> Column:
     return _tvg(v, "struct<>").isNotNull()
 
 
-def _special(v: Column) -> Column:
-    """The wrapper key of an ObjectId / MinKey / MaxKey / out-of-range decimal object, else NULL.
-
-    Only meaningful on objects."""
-    expr = F.when(_get(v, "$oid").isNotNull(), F.lit("objectId"))
-    expr = expr.when(_get(v, "$minKey").isNotNull(), F.lit("minKey"))
-    expr = expr.when(_get(v, "$maxKey").isNotNull(), F.lit("maxKey"))
-    expr = expr.when(_get(v, "$numberDecimal").isNotNull(), F.lit("decimal"))
-    return expr
+def _is_array_raw(v: Column) -> Column:
+    return _tvg(v, "array<struct<>>").isNotNull()
 
 
-def is_object(v: Column) -> Column:
-    """An MQL document (a VARIANT object that is not an ObjectId / MinKey / MaxKey wrapper)."""
-    return F.when(is_object_raw(v), _special(v).isNull()).otherwise(F.lit(False))
+def _code_of(x: Column) -> Column:
+    """The type code of a bound (cheap to repeat) value."""
+    schema_code = F.try_element_at(
+        _const_map(_SCHEMA_CODES), F.substring_index(F.schema_of_variant(x), "(", 1))
+    integer = F.when(_tvg(x, "bigint").between(INT32_MIN, INT32_MAX), F.lit(CODE["int"])) \
+        .otherwise(F.lit(CODE["long"]))
+    return _code_expr(x, schema_code, integer)
 
 
-def is_array(v: Column) -> Column:
-    # the element probe answers most arrays without materialising them
-    return F.when(F.variant_get(v, "$[0]", "variant").isNotNull(), F.lit(True)).otherwise(
-        _tvg(v, "array<struct<>>").isNotNull())
-
-
-def _schema(v: Column) -> Column:
-    """schema_of_variant of a non-container, non-null value (cheap for primitives)."""
-    return F.schema_of_variant(v)
-
-
-def _prim_name(v: Column, schema: Column) -> Column:
-    """The MQL type name of a primitive from its VARIANT schema string."""
-    big = _tvg(v, "bigint")
+def _code_expr(x: Column, schema_code: Column, integer: Column) -> Column:
+    prim = F.coalesce(schema_code, F.lit(CODE["string"]))
     return (
-        F.when(schema == "BIGINT",
-               F.when(big.between(INT32_MIN, INT32_MAX), F.lit("int")).otherwise(F.lit("long")))
-        .when(schema.isin("DOUBLE", "FLOAT"), F.lit("double"))
-        .when(schema == "STRING", F.lit("string"))
-        .when(schema == "BOOLEAN", F.lit("bool"))
-        .when(schema.isin("TIMESTAMP", "TIMESTAMP_NTZ", "DATE"), F.lit("date"))
-        .when(schema == "BINARY", F.lit("binData"))
-        .when(schema.startswith("DECIMAL"), F.lit("decimal"))
-        .when(schema == "VOID", F.lit("null"))
-        .otherwise(F.lit("string"))
+        F.when(x.isNull(), F.lit(CODE["missing"]))
+        .when(F.is_variant_null(x), F.lit(CODE["null"]))
+        .when(is_object_raw(x),
+              F.when(_get(x, "$oid").isNotNull(), F.lit(CODE["objectId"]))
+              .when(_get(x, "$minKey").isNotNull(), F.lit(CODE["minKey"]))
+              .when(_get(x, "$maxKey").isNotNull(), F.lit(CODE["maxKey"]))
+              .when(_get(x, "$numberDecimal").isNotNull(), F.lit(CODE["decimal"]))
+              .otherwise(F.lit(CODE["object"])))
+        .when(_is_array_raw(x), F.lit(CODE["array"]))
+        .otherwise(F.when(prim == CODE["int"], integer).otherwise(prim))
     )
+
+
+def type_code(v: Column) -> Column:
+    """The MQL type of v as an INT code (see ``TYPE_NAMES``; 0 = missing)."""
+    return let(v, _code_of)
 
 
 def type_name(v: Column) -> Column:
     """The MQL ``$type`` name of v (``"missing"`` for SQL NULL)."""
-    return (
-        F.when(v.isNull(), F.lit("missing"))
-        .when(F.is_variant_null(v), F.lit("null"))
-        .when(is_object_raw(v), F.coalesce(_special(v), F.lit("object")))
-        .when(is_array(v), F.lit("array"))
-        .otherwise(_prim_name(v, _schema(v)))
-    )
+    return F.element_at(_const_array(TYPE_NAMES), type_code(v) + 1)
 
 
-def _is_container(v: Column) -> Column:
-    return is_object_raw(v) | is_array(v)
+_RANK_BY_CODE = [RANKS[n] for n in TYPE_NAMES]
 
 
-def _prim_test(v: Column, pred) -> Column:
-    """pred(schema) for primitives; false for missing, null and containers."""
-    return (
-        F.when(v.isNull(), F.lit(False))
-        .when(F.is_variant_null(v), F.lit(False))
-        .when(is_object_raw(v), F.lit(False))
-        .when(is_array(v), F.lit(False))
-        .otherwise(pred(_schema(v)))
-    )
-
-
-def is_number(v: Column) -> Column:
-    num = _prim_test(v, lambda s: s.isin("BIGINT", "DOUBLE", "FLOAT") | s.startswith("DECIMAL"))
-    # an out-of-range decimal is stored as {"$numberDecimal": "..."}
-    return num | F.coalesce(_get(v, "$numberDecimal", type_="string").isNotNull() & is_object_raw(v),
-                            F.lit(False))
-
-
-def is_integer(v: Column) -> Column:
-    """MQL int or long."""
-    return _prim_test(v, lambda s: s == "BIGINT")
-
-
-def is_string(v: Column) -> Column:
-    return _prim_test(v, lambda s: s == "STRING")
-
-
-def is_date(v: Column) -> Column:
-    return _prim_test(v, lambda s: s.isin("TIMESTAMP", "TIMESTAMP_NTZ", "DATE"))
-
-
-def is_bool(v: Column) -> Column:
-    return _prim_test(v, lambda s: s == "BOOLEAN")
+def rank_of_code(code: Column) -> Column:
+    return F.element_at(_const_array(_RANK_BY_CODE), code + 1)
 
 
 def type_rank(v: Column) -> Column:
     """BSON comparison-order rank; missing ranks as null."""
-    name = type_name(v)
-    expr = None
-    for n, r in RANKS.items():
-        expr = F.when(name == n, F.lit(r)) if expr is None else expr.when(name == n, F.lit(r))
-    return expr.otherwise(F.lit(2))
+    return rank_of_code(type_code(v))
+
+
+def is_missing(v: Column) -> Column:
+    return v.isNull()
+
+
+def is_null_or_missing(v: Column) -> Column:
+    return F.coalesce(F.is_variant_null(v), F.lit(True))
+
+
+def _code_in(v: Column, codes: tuple[int, ...]) -> Column:
+    c = type_code(v)
+    return c.isin(*codes) if len(codes) > 1 else c == codes[0]
+
+
+def is_number(v: Column) -> Column:
+    return _code_in(v, NUMBER_CODES)
+
+
+def is_integer(v: Column) -> Column:
+    """MQL int or long."""
+    return _code_in(v, (CODE["int"], CODE["long"]))
+
+
+def is_string(v: Column) -> Column:
+    return _code_in(v, (CODE["string"],))
+
+
+def is_date(v: Column) -> Column:
+    return _code_in(v, (CODE["date"],))
+
+
+def is_bool(v: Column) -> Column:
+    return _code_in(v, (CODE["bool"],))
+
+
+def is_array(v: Column) -> Column:
+    return F.coalesce(_is_array_raw(v), F.lit(False))
+
+
+def is_object(v: Column) -> Column:
+    """An MQL document (not an ObjectId / MinKey / MaxKey wrapper)."""
+    return _code_in(v, (CODE["object"],))
 
 
 # ---------------------------------------------------------------------------------------------
 # typed accessors
 
 
+def _num_double(x: Column) -> Column:
+    return F.coalesce(_tvg(x, "double"), _try_cast(_get(x, "$numberDecimal", type_="string"), "double"))
+
+
 def as_double(v: Column) -> Column:
     """DOUBLE of a number (int, long, double, decimal), else NULL."""
-    dec_obj = _try_cast(_get(v, "$numberDecimal", type_="string"), "double")
-    return F.when(is_number(v), F.coalesce(_tvg(v, "double"), dec_obj))
+    return let(v, lambda x: F.when(_code_of(x).isin(*NUMBER_CODES), _num_double(x)))
 
 
 def as_decimal(v: Column) -> Column:
     """DECIMAL(38,18) of a number, else NULL (also NULL when out of that range or NaN/inf)."""
-    return F.when(is_number(v), _tvg(v, "decimal(38,18)"))
+    return let(v, lambda x: F.when(_code_of(x).isin(*NUMBER_CODES), _tvg(x, "decimal(38,18)")))
 
 
 def as_long(v: Column) -> Column:
     """BIGINT of an MQL int or long, else NULL."""
-    return F.when(is_integer(v), _tvg(v, "bigint"))
+    return let(v, lambda x: F.when(_code_of(x).isin(CODE["int"], CODE["long"]), _tvg(x, "bigint")))
 
 
 def as_integral(v: Column) -> Column:
     """BIGINT of a number whose value is integral and fits in 64 bits, else NULL."""
-    d = _tvg(v, "double")
-    dec = _tvg(v, "decimal(38,18)")
-    return (
-        F.when(is_integer(v), _tvg(v, "bigint"))
-        .when(is_number(v) & (F.floor(dec) == dec), _try_cast(dec, "bigint"))
-        .when(is_number(v) & (F.floor(d) == d) & (F.abs(d) < F.lit(9.2e18)), d.cast("bigint"))
-    )
+    def body(x: Column) -> Column:
+        c = _code_of(x)
+        d = _num_double(x)
+        dec = _tvg(x, "decimal(38,18)")
+        return (
+            F.when(c.isin(CODE["int"], CODE["long"]), _tvg(x, "bigint"))
+            .when(c == CODE["decimal"], F.when(F.floor(dec) == dec, _try_cast(dec, "bigint")))
+            .when(c == CODE["double"],
+                  F.when((F.floor(d) == d) & (F.abs(d) < F.lit(9.2e18)), d.cast("bigint")))
+        )
+    return let(v, body)
 
 
 def as_string(v: Column) -> Column:
-    return F.when(is_string(v), _tvg(v, "string"))
+    return let(v, lambda x: F.when(_code_of(x) == CODE["string"], _tvg(x, "string")))
 
 
 def as_bool_raw(v: Column) -> Column:
-    return F.when(is_bool(v), _tvg(v, "boolean"))
+    return let(v, lambda x: F.when(_code_of(x) == CODE["bool"], _tvg(x, "boolean")))
 
 
 def as_timestamp(v: Column) -> Column:
     """TIMESTAMP (an instant) of a date, else NULL."""
-    return F.when(is_date(v), _tvg(v, "timestamp"))
+    return let(v, lambda x: F.when(_code_of(x) == CODE["date"], _tvg(x, "timestamp")))
 
 
 def oid_hex(v: Column) -> Column:
-    return F.when(is_object_raw(v), _get(v, "$oid", type_="string"))
+    return let(v, lambda x: F.when(is_object_raw(x), _get(x, "$oid", type_="string")))
 
 
 def truthy(v: Column) -> Column:
-    schema = _schema(v)
-    return (
-        F.when(v.isNull(), F.lit(False))
-        .when(F.is_variant_null(v), F.lit(False))
-        .when(is_object_raw(v),
-              F.coalesce(_try_cast(_get(v, "$numberDecimal", type_="string"), "double") != 0,
-                         F.lit(True)))
-        .when(is_array(v), F.lit(True))
-        .when(schema == "BOOLEAN", _tvg(v, "boolean"))
-        .when(schema.isin("BIGINT", "DOUBLE", "FLOAT") | schema.startswith("DECIMAL"),
-              _tvg(v, "double") != 0)
-        .otherwise(F.lit(True))
-    )
+    """MQL truthiness: false for missing, null, false and zero; true otherwise (NaN too)."""
+    def body(x: Column) -> Column:
+        return (
+            F.when(x.isNull(), F.lit(False))
+            .when(F.is_variant_null(x), F.lit(False))
+            .when(is_object_raw(x),
+                  F.coalesce(_try_cast(_get(x, "$numberDecimal", type_="string"), "double") != 0,
+                             F.lit(True)))
+            .when(_is_array_raw(x), F.lit(True))
+            .when(F.schema_of_variant(x) == "STRING", F.lit(True))
+            # booleans and numbers cast to their truth value; dates and binData do not cast
+            .otherwise(F.coalesce(_tvg(x, "boolean"), F.lit(True)))
+        )
+    return let(v, body)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -402,28 +460,27 @@ def array_elems(v: Column) -> Column:
 
 def object_entries(v: Column) -> Column:
     """MAP<STRING, VARIANT> of a document (not of ObjectId & co. wrappers), else NULL."""
-    return F.when(is_object(v), _tvg(v, "map<string,variant>"))
+    return let(v, lambda x: F.when(_code_of(x) == CODE["object"], _tvg(x, "map<string,variant>")))
 
 
 def make_array(cols: "Iterable[Column] | Column") -> Column:
     """A VARIANT array of the given VARIANT columns (missing elements become null), or of an
-    ARRAY<VARIANT> column (a NULL array stays missing)."""
+    ARRAY<VARIANT> column (SQL NULL elements become null; a NULL array stays missing)."""
     if isinstance(cols, Column):
-        return F.when(F.size(cols) == 0, _EMPTY_ARRAY).otherwise(
-            F.transform(cols, lambda e: F.coalesce(e, NULL)).cast("variant"))
+        return let(cols, lambda a: F.when(F.size(a) == 0, _const("_EMPTY_ARRAY")).otherwise(
+            F.transform(a, lambda e: F.coalesce(e, _const("NULL"))).cast("variant")))
     cols = list(cols)
     if not cols:
-        return _EMPTY_ARRAY
-    return F.array(*[F.coalesce(c, NULL) for c in cols]).cast("variant")
+        return _const("_EMPTY_ARRAY")
+    return F.array(*[F.coalesce(c, _const("NULL")) for c in cols]).cast("variant")
 
 
 def make_object(pairs: "Iterable[tuple[str, Column]] | Mapping[str, Column] | Column") -> Column:
     """A VARIANT object from (name, VARIANT column) pairs, a dict, or a MAP<STRING,VARIANT>
     column; missing (SQL NULL) values are left out; with literal names the last one wins."""
     if isinstance(pairs, Column):
-        kept = F.map_filter(pairs, lambda k, x: x.isNotNull())
-        return F.when(pairs.isNull(), MISSING).otherwise(
-            F.when(F.size(kept) == 0, _EMPTY_OBJECT).otherwise(F.to_variant_object(kept)))
+        return let(F.map_filter(pairs, lambda k, x: x.isNotNull()), lambda m: F.when(
+            F.size(m) == 0, _const("_EMPTY_OBJECT")).otherwise(F.to_variant_object(m)))
     if isinstance(pairs, Mapping):
         pairs = list(pairs.items())
     dedup: dict[str, Column] = {}
@@ -431,70 +488,72 @@ def make_object(pairs: "Iterable[tuple[str, Column]] | Mapping[str, Column] | Co
         dedup.pop(k, None)
         dedup[k] = c
     if not dedup:
-        return _EMPTY_OBJECT
+        return _const("_EMPTY_OBJECT")
     args = []
     for k, c in dedup.items():
         args += [F.lit(k), c]
     m = F.map_filter(F.create_map(*args), lambda k, x: x.isNotNull())
-    return F.when(F.size(m) == 0, _EMPTY_OBJECT).otherwise(F.to_variant_object(m))
+    return let(m, lambda m: F.when(F.size(m) == 0, _const("_EMPTY_OBJECT")).otherwise(F.to_variant_object(m)))
 
 
 _ARRAY_DEPTH = 3
 
 
 def _step(x: Column, key: str, depth: int) -> Column:
-    """One field-path step: the field of a document; over an array, the array of the step
-    applied to each element (documents and nested arrays; missing results skipped)."""
-    arr_branch = None
-    if depth > 0:
-        elems = array_elems(x)
-        mapped = F.filter(F.transform(elems, lambda e: _step(e, key, depth - 1)), lambda e: e.isNotNull())
-        arr_branch = make_array(mapped)
+    """One field-path step over a bound value: the field of a document; over an array, the
+    array of the step applied to each element (missing results skipped)."""
     field = F.when(is_object_raw(x), _get(x, key))
-    if arr_branch is None:
+    if depth <= 0:
         return field
-    return F.coalesce(field, F.when(is_array(x), arr_branch))
+    mapped = F.filter(F.transform(array_elems(x), lambda e: _step(e, key, depth - 1)),
+                      lambda e: e.isNotNull())
+    return F.coalesce(field, F.when(_is_array_raw(x), make_array(mapped)))
 
 
 def get_path(v: Column, path: str) -> Column:
-    """Aggregation field-path semantics for ``"a.b.c"`` over value ``v``."""
+    """Aggregation field-path semantics for ``"a.b.c"`` over value ``v``.
+
+    A direct lookup answers documents without arrays on the way; otherwise arrays are
+    traversed (nested arrays up to three levels)."""
     keys = path.split(".") if path else []
     if not keys:
         return v
-    fast = _get(v, *keys)
-    if len(keys) == 1:
-        return fast
-    cur = v
-    for k in keys:
-        cur = _step(cur, k, _ARRAY_DEPTH)
-    return F.coalesce(fast, cur)
+
+    def body(x: Column) -> Column:
+        fast = _get(x, *keys)
+        if len(keys) == 1:
+            return fast
+        slow = x
+        for k in keys:
+            slow = let(slow, lambda s, k=k: _step(s, k, _ARRAY_DEPTH))
+        return F.coalesce(fast, slow)
+
+    return let(v, body)
 
 
 def _set_top(doc: Column, key: str, value: Column) -> Column:
     """doc (an object) with field ``key`` = value, or without it when value is missing."""
-    path = variant_path(key)
-    return F.when(value.isNull(), F.variant_delete(doc, F.lit(path))).otherwise(
-        F.variant_set(doc, F.lit(path), value))
+    path = F.lit(variant_path(key))
+    return F.when(value.isNull(), F.variant_delete(doc, path)).otherwise(F.variant_set(doc, path, value))
 
 
-def _set_path(doc: Column, keys: list[str], value: Column, depth: int = _ARRAY_DEPTH) -> Column:
-    """MQL ``$addFields`` semantics for one dotted path; ``doc`` must be an object."""
+def _set_path(doc: Column, keys: list[str], value: Column, depth: int) -> Column:
+    """``$addFields`` semantics for one dotted path; ``doc`` (bound) must be an object."""
     if len(keys) == 1:
         return _set_top(doc, keys[0], value)
     head, rest = keys[0], keys[1:]
-    sub = _get(doc, head)
-    return _set_top(doc, head, _apply_sub(sub, rest, value, depth))
+    return _set_top(doc, head, let(_get(doc, head), lambda sub: _apply_sub(sub, rest, value, depth)))
 
 
 def _apply_sub(sub: Column, rest: list[str], value: Column, depth: int) -> Column:
     # a document: recurse; an array: apply to each element; anything else is replaced by a
     # new document holding the computed fields
-    as_doc = _set_path(F.when(is_object(sub), sub).otherwise(_EMPTY_OBJECT), rest, value, depth)
+    base = F.when(_code_of(sub) == CODE["object"], sub).otherwise(_const("_EMPTY_OBJECT"))
+    as_doc = let(base, lambda d: _set_path(d, rest, value, depth))
     if depth <= 0:
         return as_doc
-    over_array = make_array(F.transform(array_elems(sub),
-                                        lambda e: _apply_sub(e, rest, value, depth - 1)))
-    return F.when(is_array(sub), over_array).otherwise(as_doc)
+    over_array = make_array(F.transform(array_elems(sub), lambda e: _apply_sub(e, rest, value, depth - 1)))
+    return F.when(_is_array_raw(sub), over_array).otherwise(as_doc)
 
 
 def set_fields(doc: Column, fields: "Mapping[str, Column] | Iterable[tuple[str, Column]]") -> Column:
@@ -504,67 +563,83 @@ def set_fields(doc: Column, fields: "Mapping[str, Column] | Iterable[tuple[str, 
     items = list(fields.items()) if isinstance(fields, Mapping) else list(fields)
     out = doc
     for path, value in items:
-        out = _set_path(out, path.split("."), value, _ARRAY_DEPTH)
+        keys = path.split(".")
+        out = let_many([out, value], lambda d, val, keys=keys: _set_path(d, keys, val, _ARRAY_DEPTH))
     return out
 
 
-def _unset_path(doc: Column, keys: list[str], depth: int = _ARRAY_DEPTH) -> Column:
+def _unset_path(doc: Column, keys: list[str], depth: int) -> Column:
     if len(keys) == 1:
         return F.variant_delete(doc, F.lit(variant_path(keys[0])))
     head, rest = keys[0], keys[1:]
-    sub = _get(doc, head)
-    new_sub = F.when(is_object(sub), _unset_path(sub, rest, depth))
-    if depth > 0:
-        new_sub = new_sub.when(is_array(sub), make_array(F.transform(
-            array_elems(sub),
-            lambda e: F.when(is_object(e), _unset_path(e, rest, depth - 1)).otherwise(e))))
-    new_sub = new_sub.otherwise(sub)
-    return F.when(sub.isNull(), doc).otherwise(F.variant_set(doc, F.lit(variant_path(head)), new_sub))
+
+    def with_sub(sub: Column) -> Column:
+        new_sub = F.when(_code_of(sub) == CODE["object"], _unset_path(sub, rest, depth))
+        if depth > 0:
+            new_sub = new_sub.when(_is_array_raw(sub), make_array(F.transform(
+                array_elems(sub), lambda e: F.when(_code_of(e) == CODE["object"], _unset_path(e, rest, depth - 1)).otherwise(e))))
+        new_sub = new_sub.otherwise(sub)
+        return F.when(sub.isNull(), doc).otherwise(F.variant_set(doc, F.lit(variant_path(head)), new_sub))
+
+    return let(_get(doc, head), with_sub)
 
 
 def unset_fields(doc: Column, paths: Iterable[str]) -> Column:
     """doc without the given (dotted) fields; arrays of documents on the way are traversed."""
     out = doc
     for p in paths:
-        out = _unset_path(out, p.split("."))
+        out = let(out, lambda d, p=p: _unset_path(d, p.split("."), _ARRAY_DEPTH))
     return out
 
 
 # ---------------------------------------------------------------------------------------------
 # comparison
 
+_TWO53 = float(2**53)
 
-def _leaf_fields(v: Column, name: Column) -> list[Column]:
-    rank = F.coalesce(*[F.when(name == n, F.lit(r)) for n, r in RANKS.items()], F.lit(2))
-    num = name.isin("int", "long", "double", "decimal")
-    d = F.coalesce(_tvg(v, "double"), _try_cast(_get(v, "$numberDecimal", type_="string"), "double"))
+
+def _leaf_fields(x: Column, c: Column) -> list[Column]:
+    num = c.isin(*NUMBER_CODES)
+    d = _num_double(x)
+    # a double beyond 2**53 is an integer: compare it exactly with longs
+    exact_big = F.when((c == CODE["double"]) & (F.abs(d) >= _TWO53) & (F.abs(d) < 9.2e18),
+                       d.cast("bigint").cast("decimal(38,18)"))
     return [
-        rank.alias("r"),
+        rank_of_code(c).alias("r"),
         F.when(num, ~F.isnan(d)).alias("nn"),           # NaN sorts below every number
         F.when(num & ~F.isnan(d), d).alias("n"),
-        F.when(num, _tvg(v, "decimal(38,18)")).alias("dec"),
-        F.when(name == "string", _tvg(v, "string"))
-         .when(name == "objectId", _get(v, "$oid", type_="string")).alias("s"),
-        F.when(name == "binData", _tvg(v, "binary")).alias("bin"),
-        F.when(name == "bool", _tvg(v, "boolean")).alias("b"),
-        F.when(name == "date", F.unix_micros(_tvg(v, "timestamp"))).alias("t"),
+        F.when(num, F.coalesce(exact_big, _tvg(x, "decimal(38,18)"))).alias("dec"),
+        F.when(c == CODE["string"], _tvg(x, "string"))
+         .when(c == CODE["objectId"], _get(x, "$oid", type_="string")).alias("s"),
+        F.when(c == CODE["binData"], _tvg(x, "binary")).alias("bin"),
+        F.when(c == CODE["bool"], _tvg(x, "boolean")).alias("b"),
+        F.when(c == CODE["date"], F.unix_micros(_tvg(x, "timestamp"))).alias("t"),
     ]
 
 
+_ITEM = "struct<k:string,v:variant>"
+
+
 def _key(v: Column, depth: int) -> Column:
-    name = type_name(v)
-    fields = _leaf_fields(v, name)
-    if depth <= 0:
-        fields.append(F.when(name.isin("object", "array"), F.to_json(v)).alias("j"))
-        return F.struct(*fields)
-    fields.append(F.when(name == "array",
-                         F.transform(array_elems(v), lambda e: _key(e, depth - 1))).alias("arr"))
-    entries = F.map_entries(_tvg(v, "map<string,variant>"))
-    fields.append(F.when(name == "object", F.transform(
-        entries, lambda e: F.struct(
-            type_rank(e["value"]).alias("r"), e["key"].alias("k"),
-            _key(e["value"], depth - 1).alias("v")))).alias("obj"))
-    return F.struct(*fields)
+    def body(x: Column) -> Column:
+        def with_code(c: Column) -> Column:
+            fields = _leaf_fields(x, c)
+            if depth <= 0:
+                fields.append(F.when(c.isin(CODE["object"], CODE["array"]), F.to_json(x)).alias("j"))
+                return F.struct(*fields)
+            items = (
+                F.when(c == CODE["array"], F.transform(
+                    array_elems(x), lambda e: F.struct(F.lit(None).cast("string").alias("k"), e.alias("v"))))
+                .when(c == CODE["object"], F.transform(
+                    F.map_entries(_tvg(x, "map<string,variant>")),
+                    lambda e: F.struct(e["key"].alias("k"), e["value"].alias("v"))))
+            )
+            keyed = F.transform(items, lambda p: let(_key(p["v"], depth - 1), lambda kk: F.struct(
+                kk["r"].alias("r"), p["k"].alias("k"), kk.alias("v"))))
+            fields.append(keyed.alias("items"))
+            return F.struct(*fields)
+        return let(_code_of(x), with_code)
+    return let(v, body)
 
 
 def sort_key(v: Column) -> Column:
@@ -576,8 +651,8 @@ def sort_key(v: Column) -> Column:
 
 def compare(a: Column, b: Column) -> Column:
     """-1, 0 or 1 (INT) in MongoDB's total order of values; missing compares as null."""
-    ka, kb = sort_key(a), sort_key(b)
-    return F.when(ka < kb, F.lit(-1)).when(ka > kb, F.lit(1)).otherwise(F.lit(0))
+    return let_many([sort_key(a), sort_key(b)], lambda ka, kb: F.when(ka < kb, F.lit(-1))
+                    .when(ka > kb, F.lit(1)).otherwise(F.lit(0)))
 
 
 def equal(a: Column, b: Column) -> Column:

@@ -49,7 +49,7 @@ class _Ctx:
         return ".".join(items)
 
     def err(self, code: str, msg: str, *parts: Any, expected: str | None = None, found: Any = ...) -> PipelineError:
-        return _err(code, msg, self.pos, self.stage, self.path(*parts), expected, found)
+        return _err(code, msg, self.pos, self.stage, self.path(*parts) or None, expected, found)
 
     def wrap(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Run a validator from ``headrace.mql``, placing its error at this stage."""
@@ -183,7 +183,7 @@ def parse_source(arg: Any, c: _Ctx) -> SourceSpec:
     pit = parse_duration(d["partitionIdleTimeout"], c, "partitionIdleTimeout") if "partitionIdleTimeout" in d else None
     stream = _str(d["stream"], c, "stream") if "stream" in d else None
     config = _obj(d.get("config", {}), c, "config")
-    _keys(config, ("rate", "devices", "seed", "maxRecordsPerBatch"), c, "config")
+    _keys(config, ("rate", "devices", "seed", "maxRecordsPerBatch", "parallelism", "backlog"), c, "config")
     for k, v in config.items():
         if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
             raise c.err("BAD_VALUE", "must be a positive number", "config", k, expected="a number > 0", found=v)

@@ -255,7 +255,7 @@ class PostgresCollection(Collection):
         def go(c: psycopg.Connection) -> set[str]:
             with c.transaction():
                 cur = c.execute(sql.SQL(
-                    "INSERT INTO {} (id_key, body) SELECT k, b FROM unnest(%s::text[], %s::text[]) "
+                    "INSERT INTO {} (id_key, body) SELECT k, b FROM unnest(%b::text[], %b::text[]) "
                     "WITH ORDINALITY AS v(k, b, o) ORDER BY o ON CONFLICT (id_key) DO NOTHING RETURNING id_key"
                 ).format(self.table), ([r[1] for r in rows], [r[2] for r in rows]))
                 return {r[0] for r in cur.fetchall()}
@@ -294,12 +294,12 @@ class PostgresCollection(Collection):
             state: dict[str, list] = {}
             if wanted:
                 if by_id:
-                    q = sql.SQL("SELECT seq, id_key, body FROM {} WHERE id_key = ANY(%s) FOR UPDATE").format(self.table)
+                    q = sql.SQL("SELECT seq, id_key, body FROM {} WHERE id_key = ANY(%b::text[]) FOR UPDATE").format(self.table)
                     params: tuple = (wanted,)
                 else:
                     expr = sql.SQL("jsonb_build_array({})").format(
                         sql.SQL(", ").join(sql.SQL("doc #> %s") for _ in on))
-                    q = sql.SQL("SELECT seq, NULL, body FROM {} WHERE {} = ANY(%s::text[]::jsonb[]) ORDER BY seq FOR UPDATE"
+                    q = sql.SQL("SELECT seq, NULL, body FROM {} WHERE {} = ANY(%b::text[]::jsonb[]) ORDER BY seq FOR UPDATE"
                                 ).format(self.table, expr)
                     params = (*[p.split(".") for p in on], wanted)
                 for seq, key, body in c.execute(q, params).fetchall():
@@ -307,8 +307,8 @@ class PostgresCollection(Collection):
                     k = key if by_id else on_key(d, on)
                     if k is not None and k not in state:
                         state[k] = [seq, None, d]
-            inserts: list[list] = []          # [id_key, document]
-            updates: dict[int, dict] = {}     # seq -> document
+            inserts: list[list] = []          # [id_key, canonical text]
+            updates: dict[int, str] = {}      # seq -> canonical text
             for i, doc in enumerate(docs):
                 k = keys[i]
                 if k is None and not by_id:
@@ -323,29 +323,30 @@ class PostgresCollection(Collection):
                     if cur is None:
                         out = out if "_id" in out else {"_id": ejson.ObjectId(), **out}
                     try:
-                        _serialize(out)
+                        text = _serialize(out)
                     except ValueError as exc:
                         res.errors.append((i, str(exc)))
                         continue
                     if cur is None:
-                        inserts.append([id_key(out["_id"]), out])
-                        state[id_key(out["_id"]) if by_id else k] = [None, len(inserts) - 1, out]
+                        ik = id_key(out["_id"])
+                        inserts.append([ik, text])
+                        state[ik if by_id else k] = [None, len(inserts) - 1, out]
                     elif cur[0] is not None:
-                        updates[cur[0]] = out
+                        updates[cur[0]] = text
                         cur[2] = out
                     else:
-                        inserts[cur[1]][1] = out
+                        inserts[cur[1]][1] = text
                         cur[2] = out
                 setattr(res, action, getattr(res, action) + 1)
             if updates:
                 seqs = list(updates)
-                c.execute(sql.SQL("UPDATE {} AS t SET body = v.b FROM unnest(%s::bigint[], %s::text[]) AS v(s, b) "
+                c.execute(sql.SQL("UPDATE {} AS t SET body = v.b FROM unnest(%b::bigint[], %b::text[]) AS v(s, b) "
                                   "WHERE t.seq = v.s").format(self.table),
-                          (seqs, [_serialize(updates[s]) for s in seqs]))
+                          (seqs, [updates[s] for s in seqs]))
             if inserts:
-                c.execute(sql.SQL("INSERT INTO {} (id_key, body) SELECT k, b FROM unnest(%s::text[], %s::text[]) "
+                c.execute(sql.SQL("INSERT INTO {} (id_key, body) SELECT k, b FROM unnest(%b::text[], %b::text[]) "
                                   "WITH ORDINALITY AS v(k, b, o) ORDER BY o").format(self.table),
-                          ([k for k, _ in inserts], [_serialize(d) for _, d in inserts]))
+                          ([k for k, _ in inserts], [t for _, t in inserts]))
         return res
 
     # -- reads ------------------------------------------------------------------------------
@@ -374,7 +375,7 @@ class PostgresCollection(Collection):
         if not keys:
             return 0
         return self._run(lambda c: c.execute(
-            sql.SQL("DELETE FROM {} WHERE id_key = ANY(%s)").format(self.table), (keys,)).rowcount)
+            sql.SQL("DELETE FROM {} WHERE id_key = ANY(%b::text[])").format(self.table), (keys,)).rowcount)
 
     def drop(self) -> None:
         with self.store.connection() as c:

@@ -204,7 +204,8 @@ def register(subparsers: Any) -> None:
 
     cmd("list", "list streams", cmd_list)
 
-    c = cmd("read", "consume through the group's lease table, printing records as JSON lines", cmd_read)
+    c = cmd("read", "consume through the group's lease table, printing records as JSON lines; without --follow,"
+                    " stops once the group has consumed everything put so far", cmd_read)
     c.add_argument("name")
     c.add_argument("--group", required=True)
     c.add_argument("--worker", default=None, help="worker id (default: host-pid-random)")

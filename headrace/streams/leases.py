@@ -355,10 +355,28 @@ class Worker:
                     self._event("lease_released", shard=lease.shard, checkpoint=lease.checkpoint, to=to)
             self.held.clear()
 
+    def caught_up(self) -> bool:
+        """True when the whole group has checkpointed every record put so far: each lease is
+        finished, or of an open shard with its checkpoint at the shard's current end."""
+        meta = self.stream.meta()
+        leases = self.table.load()
+        if set(meta.shards) - set(leases):
+            return False
+        for lease in leases.values():
+            if lease.finished:
+                continue
+            s = meta.shards[lease.shard]
+            if not s.open or lease.checkpoint < self.stream.count(s.id):
+                return False
+        return True
+
     def run(self, process: Callable[[Record], Any], *, max_records: int | None = None, follow: bool = False,
             idle_wait: float = 0.2, should_stop: Callable[[], bool] | None = None) -> int:
-        """Step until ``max_records`` were delivered, or (unless ``follow``) a step finds nothing to
-        do, or ``should_stop()``; then release the leases. Returns the number delivered."""
+        """Step until ``max_records`` were delivered, or ``should_stop()``, or -- unless ``follow``
+        -- the group is :meth:`caught_up` (records held by other workers' leases count: the
+        worker waits for them to be processed, or for the leases to expire and takes them).
+        Sleeps ``idle_wait`` between steps that find nothing. Then releases its leases.
+        Returns the number of records it delivered."""
         total = 0
         try:
             while should_stop is None or not should_stop():
@@ -368,7 +386,7 @@ class Worker:
                 res = self.step(process, left)
                 total += res.delivered
                 if res.delivered == 0 and not res.changed:
-                    if not follow:
+                    if not follow and self.caught_up():
                         break
                     time.sleep(idle_wait)
         finally:

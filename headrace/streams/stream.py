@@ -307,8 +307,8 @@ class Stream:
             for sid, group in groups.items():
                 lg = self.log(sid)
                 with lg.locked():
-                    # a reshard renames stream.json while holding this lock: re-check under it
-                    if self._stamp() != self._meta_stamp and not self.meta().shards[sid].open:
+                    # a reshard replaces stream.json while holding this lock: re-check under it
+                    if not self.meta().shards[sid].open:
                         pending.extend(group)
                         continue
                     out = lg.append_locked([(kb, data) for _, kb, data in group])

@@ -8,7 +8,8 @@
                            [--batch-size N]
 
 ``find`` prints relaxed Extended JSON, one document per line (broadcast read, duplicates
-resolved; the filter applies to the resolved documents). ``trim`` deletes duplicates down to
+resolved; the filter applies to the resolved documents). Every zone is probed first; a zone
+that does not answer fails the read (exit 1) unless ``--allow-partial``. ``trim`` deletes duplicates down to
 the one ``find`` keeps and prints a JSON report. ``status`` probes every zone and shows up/down,
 documents per zone and range violations. ``balance`` moves violating documents in the
 foreground, with progress on stderr and a JSON report on stdout.
@@ -107,11 +108,21 @@ def _filter(text: str | None):
 
 
 def cmd_find(args: argparse.Namespace) -> int:
+    from .collection import ZoneReadError
+
     pred = _filter(args.filter)
     router, coll = _open(args)
     dedupe: Any = False if args.no_dedupe else args.dedupe
     field, keep = coll._dedupe_args(dedupe, args.keep)
-    winners, _, _ = coll.resolve(coll.copies(skip_unavailable=args.allow_partial), field, keep)
+    router.probe(router.order)          # a zone that does not answer is not read (no hanging on it)
+    down = [z for z in router.order if not router.is_up(z)]
+    if down and not args.allow_partial:
+        raise ZoneReadError(f"zoned connection {router.name!r}: zone(s) {down} do not answer ("
+                            + "; ".join(f"{z}: {router.state[z].last_error}" for z in down)
+                            + "); a broadcast read would be incomplete (use --allow-partial to read the others)",
+                            code="ZONES_READ_UNAVAILABLE")
+    up = [z for z in router.order if z not in down]
+    winners, _, _ = coll.resolve(coll.copies(zones=up, skip_unavailable=args.allow_partial), field, keep)
     out = sys.stdout
     n = 0
     for c in winners:

@@ -160,6 +160,7 @@ class ZonedCollection(Collection):
                 yield c.doc
 
     def count(self) -> int:
+        """The number of documents :meth:`find` returns (a broadcast read)."""
         return sum(1 for _ in self.find())
 
     def delete_ids(self, ids: Iterable[Any]) -> int:

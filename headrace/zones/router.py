@@ -546,6 +546,15 @@ class ZoneRouter:
         for it in kept:
             res.errors.append((it.index, msg + " (kept for the dead letter queue)"))
 
+    def close(self) -> None:
+        """Retire the worker threads (after their current write) and close pooled connections."""
+        with self._lock:
+            workers, self._workers = list(self._workers.values()), {}
+        for w in workers:
+            w.retire()
+        for b in self.backends.values():
+            b.reset()
+
     # -- stats --------------------------------------------------------------------------------
     def stats(self) -> dict:
         with self._lock:
@@ -585,4 +594,7 @@ def get_router(registry: Registry, conn: Connection, check: bool | None = None) 
 def forget_routers() -> None:
     """Drop cached routers (tests, or after the connections file changed)."""
     with _ROUTERS_LOCK:
+        routers = list(_ROUTERS.values())
         _ROUTERS.clear()
+    for r in routers:
+        r.close()

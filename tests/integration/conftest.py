@@ -43,7 +43,7 @@ def pg_factory():
 
 @pytest.fixture(scope="session")
 def pg_servers(pg_factory):
-    return [pg_factory.create(f"pg{i}") for i in range(3)]
+    return pg_factory.create_many([f"pg{i}" for i in range(3)])
 
 
 def _running(srvs):
@@ -67,3 +67,40 @@ def pg2(pg_servers):
 @pytest.fixture
 def schema():
     return "t_" + uuid.uuid4().hex[:10]
+
+
+@pytest.fixture
+def zoned(tmp_path, schema):
+    """``zoned(servers, **overrides) -> ZonedCollection`` on ``<schema>.msgs``: one zone per server
+    (alfa, bravo, charlie), shard key {datacenter, userid}, a range per datacenter value, home
+    zone alfa, writeTimeoutMs 1500, probeIntervalMs 300, dedupe by message_id."""
+    import yaml
+
+    from headrace.collections import open_collection
+    from headrace.connections import load_registry
+    from headrace.zones import forget_routers
+
+    names = ["alfa", "bravo", "charlie"]
+
+    def make(srvs, coll: str = "msgs", extra_connections: dict | None = None, **over):
+        zs = names[:len(srvs)]
+        opts = {
+            "type": "zoned",
+            "shardKey": {"datacenter": 1, "userid": 1},
+            "zones": {z: {"postgres": s.dsn} for z, s in zip(zs, srvs)},
+            "ranges": [{"zone": z, "min": {"datacenter": z, "userid": "$minKey"},
+                        "max": {"datacenter": z, "userid": "$maxKey"}} for z in zs],
+            "writer": {"homeZone": "alfa", "writeTimeoutMs": 1500, "probeIntervalMs": 300},
+            "reads": {"dedupeField": "message_id"},
+        }
+        for k, v in over.items():
+            opts[k] = {**opts[k], **v} if k in ("writer", "reads", "balancer") else v
+        f = tmp_path / "connections.yaml"
+        f.write_text(yaml.safe_dump({"connections": {"events": opts, **(extra_connections or {})}}, sort_keys=False))
+        reg = load_registry(f, home=tmp_path / ".headrace")
+        make.registry, make.file = reg, f
+        return open_collection(reg, "events", schema, coll)
+
+    forget_routers()
+    yield make
+    forget_routers()

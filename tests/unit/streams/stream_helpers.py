@@ -22,9 +22,13 @@ def child_env() -> dict:
     return env
 
 
-def spawn(role: str, *args: object, **kw) -> subprocess.Popen:
-    return subprocess.Popen([PY, PROCS, role, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=child_env(), **kw)
+def spawn(role: str, *args: object, children: list | None = None, **kw) -> subprocess.Popen:
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    p = subprocess.Popen([PY, PROCS, role, *map(str, args)], text=True, env=child_env(), **kw)
+    if children is not None:
+        children.append(p)
+    return p
 
 
 def cli(*args: object, input: str | None = None, check: bool = False) -> subprocess.CompletedProcess:

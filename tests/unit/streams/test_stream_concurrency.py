@@ -18,12 +18,14 @@ COUNT = 1500
 KEYS = 6
 
 
-def test_order_and_completeness_under_resharding(home, tmp_path):
+def test_order_and_completeness_under_resharding(home, tmp_path, children):
     create_stream(home, "s", 2)
     s = Stream(home, "s")
     out, done = tmp_path / "out.txt", tmp_path / "done"
-    readers = [spawn("reader", home, "s", "g", f"R{i}", out, done, 3.0, 40) for i in range(2)]
-    writers = [spawn("writer", home, "s", f"W{i}", 0, COUNT, KEYS, 20) for i in range(2)]
+    logs = [open(tmp_path / f"reader{i}.events", "w") for i in range(2)]
+    readers = [spawn("reader", home, "s", "g", f"R{i}", out, done, 3.0, 40, stdout=logs[i], children=children)
+               for i in range(2)]
+    writers = [spawn("writer", home, "s", f"W{i}", 0, COUNT, KEYS, 20, children=children) for i in range(2)]
     acks: dict[int, list[str]] = {0: [], 1: []}
     t = threading.Thread(target=lambda: acks[1].extend(writers[1].stdout))
     t.start()

@@ -8,6 +8,7 @@ import pytest
 
 from headrace import ejson
 from headrace.errors import ConfigError
+from headrace.store.base import MergeSpec
 from headrace.zones import open_collection, parse
 from headrace.zones.config import parse_window
 from headrace.zones.order import ShardKeyError, shard_key_values, sort_key
@@ -159,3 +160,16 @@ def test_window_parse_and_wrap():
     assert w2.contains(60) and not w2.contains(300)
     with pytest.raises(ConfigError):
         parse_window("01:00-01:00")
+
+
+def test_unreachable_sqlite_zone_at_start(tmp_path):
+    (tmp_path / "file").write_text("not a directory")
+    zones = {"alfa": {"store": str(tmp_path / "alfa")}, "bravo": {"store": str(tmp_path / "file" / "bravo")}}
+    reg, conn = _conn(tmp_path, zones=zones)
+    with pytest.raises(ConfigError) as e:
+        open_collection(reg, conn, "app", "c")
+    assert e.value.code == "ZONES_UNREACHABLE" and "zones.bravo.store" in str(e.value) and "zones.alfa" not in str(e.value)
+    reg, conn = _conn(tmp_path, zones=zones, checkZonesAtStart=False)
+    c = open_collection(reg, conn, "app", "c")
+    assert c.merge_many([{"userid": 1, "datacenter": "bravo"}], MergeSpec()).errors == []
+    assert c.stats()["zones"]["bravo"]["up"] is False and c.stats()["zones"]["alfa"]["failoversIn"] == 1

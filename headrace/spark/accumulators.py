@@ -1,0 +1,543 @@
+"""``$group`` accumulators as native Spark aggregates (no Python UDFs), with MongoDB's semantics.
+
+Each accumulator is registered with ``@accumulator("$name")`` as ``fn(arg, ctx) -> Accumulator``:
+``arg`` is the accumulator's validated argument (``headrace.mql.accumulators``) and ``ctx`` the
+expression context of one document. ``headrace.spark.window_stages.apply_group`` evaluates the
+:class:`Accumulator`'s per-document ``inputs``, aggregates them per (window, group) with ``aggs``
+and turns the aggregates into the field's value with ``finish``.
+
+Arrival order is ``_seq``: order-sensitive accumulators collect ``(seq, value)`` pairs and sort
+them by ``seq``, so results never depend on Spark's partitioning (floating-point sums included).
+
+Semantics (MongoDB's, as documented and as its server computes them):
+
+- ``$sum``: numbers only (int, long, double, decimal; everything else, arrays included, is
+  ignored); nothing to sum gives ``0``. Integers only: the exact sum, an int when it fits 32 bits,
+  else a long, else (beyond 64 bits) a double. With a double: MongoDB's double-double summation
+  (``DoubleDoubleSummation``: 2Sum/Fast2Sum, longs split in two exact halves) in arrival order,
+  returning its rounded ``sum`` part. With a decimal: a decimal (decimals exactly, plus the other
+  numbers' double-double sum).
+- ``$avg``: the same sum divided by the count of numbers; a double (decimal if any decimal);
+  null when there is no number.
+- ``$min`` / ``$max``: BSON order across types; null and missing ignored (null if nothing is
+  left); among equal values the first arrival wins.
+- ``$first`` / ``$last``: the value of the first / last document by arrival; missing gives null.
+- ``$push``: the values in arrival order (missing values skipped, nulls kept).
+- ``$addToSet``: distinct values (MQL equality: ``1``, ``1.0`` and ``NumberLong(1)`` are one),
+  each at its first arrival, in arrival order (MongoDB leaves the order undefined).
+- ``$mergeObjects``: documents merged in arrival order, later fields win; null and missing are
+  ignored; any other non-document is an error for the group.
+- ``$count``: the number of documents (``{$sum: 1}``).
+- ``$top`` / ``$bottom`` / ``$topN`` / ``$bottomN``: documents ordered by ``sortBy`` (``$sort``
+  keys: BSON order, arrays by their smallest element ascending / largest descending, an empty
+  array below null); ``output`` evaluated per document, missing as null; results in sort order.
+  Ties follow MongoDB's implementation exactly: the top ``n`` are the first ``n`` of a stable
+  sort (ties by arrival); for the bottom ``n``, MongoDB keeps a bounded sorted map that drops a
+  newcomer tied with its minimum and evicts the earliest-inserted minimum, reproduced here in
+  closed form (e.g. ``$bottom`` with two tied last values returns the earlier one).
+- ``$firstN`` / ``$lastN``: the first / last ``n`` values by arrival, missing as null.
+- ``n`` (``$topN $bottomN $firstN $lastN``): a constant, or an expression evaluated per group
+  against the group key (``$$ROOT`` is ``_id`` when ``_id`` is a document, else an empty
+  document); it must be a positive integer, else the group fails.
+- ``$median`` / ``$percentile``: numbers as doubles; for each ``p`` the value of rank
+  ``ceil(p * count)`` (1-based; the minimum for ``p = 0``, the maximum for ``p = 1``), which is
+  MongoDB's discrete percentile and what its ``'approximate'`` t-digest returns on small inputs
+  (e.g. the documented ``[62, 64, 67, 67]``); ``$percentile`` gives an array in ``p`` order.
+  No number: ``null`` (``$median``) or an array of nulls.
+- ``$stdDevPop`` / ``$stdDevSamp``: numbers as doubles, MongoDB's Welford updates in arrival
+  order; null when there is no number (``$stdDevSamp``: fewer than two).
+
+Decimals are computed as ``DECIMAL(38,18)`` (``values.as_decimal``); results keep the largest
+scale of the decimal inputs (``Decimal128("170")`` stays ``170``), more digits only when needed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from ..mql import accumulators as mqlacc
+from . import values as V
+from .registry import Compiled, Ctx, accumulator
+
+Ref = Callable[[str], Column]
+
+#: Largest decimal scale kept in results (inputs are read as DECIMAL(38,18)).
+DECIMAL_SCALE = 18
+
+
+@dataclass(frozen=True)
+class Accumulator:
+    """How one ``$group`` output field is computed.
+
+    ``inputs``: per-document columns by local name (evaluated before grouping).
+    ``aggs``: local name -> ``fn(ref) -> aggregate column``; ``ref(name)`` is an input column.
+    ``finish(ref, key_ctx) -> Compiled``: the field's VARIANT value (and an optional per-group
+    error) from the aggregates (``ref(name)`` is an aggregate column); ``key_ctx()`` gives the
+    expression context rooted at the group key (for ``n``).
+    ``error``: per-document error column (the expression failed), or None.
+    """
+
+    inputs: Mapping[str, Column]
+    aggs: Mapping[str, Callable[[Ref], Column]]
+    finish: Callable[[Ref, Callable[[], Ctx]], Compiled]
+    error: Column | None = None
+
+
+def _compile(expr: Any, ctx: Ctx) -> Compiled:
+    from .expr import compile_expression
+
+    return compile_expression(expr, ctx)
+
+
+# ---------------------------------------------------------------------------------------------
+# shared column helpers
+
+
+def by_seq(lst: Column) -> Column:
+    """An array of structs with field ``s`` sorted by ``s``."""
+    return F.array_sort(lst, lambda a, b: F.when(a["s"] < b["s"], -1).when(a["s"] > b["s"], 1).otherwise(0))
+
+
+def _collect_seq(value: Column, when: Column | None = None) -> Column:
+    """collect_list of ``{s: _seq, v: value}`` (rows where ``when`` is false are skipped)."""
+    item = F.struct(F.col("_seq").alias("s"), value.alias("v"))
+    return F.collect_list(item if when is None else F.when(when, item))
+
+
+def _cmp(a: Column, b: Column) -> Column:
+    return F.when(a < b, F.lit(-1)).when(a > b, F.lit(1)).otherwise(F.lit(0))
+
+
+def _null_or(v: Column) -> Column:
+    """Missing as BSON null."""
+    return F.coalesce(v, V.NULL)
+
+
+def sort_field_key(doc: Column, path: str, direction: int) -> Column:
+    """The ``$sort`` key of field ``path`` of ``doc`` for one direction (an orderable struct).
+
+    MongoDB's sort keys: missing sorts as null; an array sorts by its smallest element
+    ascending and its largest descending; an empty array sorts below null (but above MinKey).
+    """
+    v = V.get_path(doc, path)
+    elems = V.array_elems(v)
+    cands = F.when(elems.isNotNull(), elems).otherwise(F.array(v))
+    keys = F.transform(cands, lambda e: V.sort_key(e))
+    k = F.array_min(keys) if direction > 0 else F.array_max(keys)
+    empty = F.size(keys) == 0
+    pre = F.when(empty, F.lit(1)).when(k["r"] == 1, F.lit(0)).otherwise(F.lit(2))
+    return F.struct(pre.alias("p"), F.when(empty, V.sort_key(V.NULL)).otherwise(k).alias("k"))
+
+
+def compare_keys(a: Column, b: Column, dirs: list[int]) -> Column:
+    """-1/0/1 comparing structs ``a`` and ``b`` by their fields ``k0..`` in directions ``dirs``."""
+    out = F.lit(0)
+    for i in reversed(range(len(dirs))):
+        ka, kb = a[f"k{i}"], b[f"k{i}"]
+        out = F.when(ka < kb, F.lit(-dirs[i])).when(ka > kb, F.lit(dirs[i])).otherwise(out)
+    return out
+
+
+def _int_result(total: Column) -> Column:
+    """An exact integer total (DECIMAL(38,0)): int/long when it fits 64 bits, else a double."""
+    fits = total.between(F.lit(-(2**63)), F.lit(2**63 - 1))
+    return F.when(fits, V.from_long(total.cast("bigint"))).otherwise(V.from_double(total.cast("double")))
+
+
+def decimal_value(x: Column, min_scale: Column) -> Column:
+    """A DECIMAL(38,18) column as a VARIANT decimal with scale ``max(min_scale, digits needed)``."""
+    needed = F.lit(DECIMAL_SCALE)
+    for k in range(DECIMAL_SCALE - 1, -1, -1):
+        needed = F.when(F.round(x, k) == x, F.lit(k)).otherwise(needed)
+    scale = F.greatest(F.coalesce(min_scale, F.lit(0)), needed)
+    out = None
+    for k in range(DECIMAL_SCALE + 1):
+        v = x.cast(f"decimal(38,{k})").cast("variant")
+        out = F.when(scale == k, v) if out is None else out.when(scale == k, v)
+    return F.when(x.isNotNull(), out)
+
+
+def decimal_scale(v: Column, type_name: Column) -> Column:
+    """The scale of a VARIANT decimal (from its VARIANT schema), else NULL."""
+    s = F.regexp_extract(F.schema_of_variant(v), r"DECIMAL\(\d+,(\d+)\)", 1)
+    return F.when(type_name == "decimal", F.when(s != "", s.cast("int")).otherwise(F.lit(0)))
+
+
+# ---------------------------------------------------------------------------------------------
+# MongoDB's DoubleDoubleSummation (src/mongo/util/summation.h), in arrival order
+
+
+def _dd_add(st: Column, x: Column) -> Column:
+    """One ``addDouble(x)`` on a ``{sum, addend, special}`` state."""
+    s1 = x + st["addend"]                       # Fast2Sum(x, addend)
+    t1 = st["addend"] - (s1 - x)
+    s2 = st["sum"] + s1                         # 2Sum(sum, s1)
+    a_p = s2 - s1
+    b_p = s2 - a_p
+    t2 = (st["sum"] - a_p) + (s1 - b_p)
+    return F.struct(s2.alias("sum"), (t1 + t2).alias("addend"), (st["special"] + x).alias("special"))
+
+
+def dd_sum(items: Column) -> Column:
+    """The double-double sum (DOUBLE, MongoDB's ``getDouble()``) of an array of structs
+    ``{l: BIGINT (longs beyond 32 bits), d: DOUBLE (other numbers)}`` in array order."""
+    def halves(x: Column) -> Column:
+        # addLong: high = x / 2**32 * 2**32 (C++ division truncates toward zero), low = x - high
+        fq = F.shiftright(x, 32)
+        q = F.when((x < 0) & (x != F.shiftleft(fq, 32)), fq + 1).otherwise(fq)
+        high = F.shiftleft(q, 32)
+        return F.array((x - high).cast("double"), high.cast("double"))
+
+    parts = F.flatten(F.transform(items, lambda e: F.when(e["l"].isNotNull(), halves(e["l"]))
+                                  .otherwise(F.array(e["d"]))))
+    zero = F.lit(0.0).cast("double")
+    init = F.struct(zero.alias("sum"), zero.alias("addend"), zero.alias("special"))
+    return F.aggregate(parts, init, _dd_add,
+                       lambda st: F.when(F.isnan(st["sum"]), st["special"]).otherwise(st["sum"]))
+
+
+def welford(xs: Column) -> Column:
+    """``{count, m2}`` after MongoDB's online variance updates over an array of doubles."""
+    init = F.struct(F.lit(0).cast("bigint").alias("n"), F.lit(0.0).alias("mean"), F.lit(0.0).alias("m2"))
+
+    def step(st, x):
+        n = st["n"] + 1
+        delta = x - st["mean"]
+        mean = F.when(delta != 0, st["mean"] + delta / n).otherwise(st["mean"])
+        m2 = F.when(delta != 0, st["m2"] + delta * (x - mean)).otherwise(st["m2"])
+        return F.struct(n.alias("n"), mean.alias("mean"), m2.alias("m2"))
+
+    return F.aggregate(xs, init, step)
+
+
+# ---------------------------------------------------------------------------------------------
+# numeric accumulators
+
+
+def _numeric_inputs(arg: Any, ctx: Ctx) -> tuple[dict[str, Column], Column | None]:
+    c = _compile(arg, ctx)
+    return {"v": c.value, "t": V.type_name(c.value)}, c.error
+
+
+def _numeric_aggs() -> dict[str, Callable[[Ref], Column]]:
+    """Aggregates shared by ``$sum`` and ``$avg`` over inputs ``v`` (value) and ``t`` (type)."""
+
+    def dd_item(r: Ref) -> Column:
+        t, v = r("t"), r("v")
+        item = F.struct(F.col("_seq").alias("s"), F.when(t == "long", V.as_long(v)).alias("l"),
+                        F.when(t.isin("int", "double"), V.as_double(v)).alias("d"))
+        return F.collect_list(F.when(t.isin("int", "long", "double"), item))
+
+    return {
+        "n": lambda r: F.count(F.when(r("t").isin("int", "long", "double", "decimal"), F.lit(1))),
+        "has_double": lambda r: F.max(r("t") == "double"),
+        "has_decimal": lambda r: F.max(r("t") == "decimal"),
+        "int_total": lambda r: F.try_sum(F.when(r("t").isin("int", "long"),
+                                                V.as_long(r("v")).cast("decimal(38,0)"))),
+        "dec_total": lambda r: F.try_sum(F.when(r("t") == "decimal", V.as_decimal(r("v")))),
+        "dec_bad": lambda r: F.max((r("t") == "decimal") & V.as_decimal(r("v")).isNull()),
+        "dec_scale": lambda r: F.max(decimal_scale(r("v"), r("t"))),
+        "dd_items": dd_item,
+    }
+
+
+def _decimal_total(r: Ref) -> tuple[Column, Column]:
+    """(the decimal total including the non-decimal numbers, its error or NULL)."""
+    non_dec = F.when(F.size(r("dd_items")) > 0,
+                     dd_sum(by_seq(r("dd_items"))).try_cast("decimal(38,18)")).otherwise(F.lit(0).cast("decimal(38,18)"))
+    total = (r("dec_total") + non_dec).try_cast("decimal(38,18)")
+    err = F.when(r("dec_bad") | r("dec_total").isNull() | non_dec.isNull() | total.isNull(),
+                 F.lit("decimal total out of range (DECIMAL(38,18))"))
+    return total, err
+
+
+@accumulator("$sum")
+def acc_sum(arg: Any, ctx: Ctx) -> Accumulator:
+    """``$sum`` (see the module docstring)."""
+    if type(arg) is int:  # a constant integer: count * arg, exactly
+        def finish_const(r: Ref, key_ctx) -> Compiled:
+            return Compiled(_int_result(r("n").cast("decimal(38,0)") * F.lit(arg).cast("decimal(38,0)")))
+
+        return Accumulator({}, {"n": lambda r: F.count(F.lit(1))}, finish_const)
+
+    inputs, error = _numeric_inputs(arg, ctx)
+
+    def finish(r: Ref, key_ctx) -> Compiled:
+        dec, dec_err = _decimal_total(r)
+        value = (
+            F.when(r("has_decimal"), decimal_value(dec, r("dec_scale")))
+            .when(r("has_double"), V.from_double(dd_sum(by_seq(r("dd_items")))))
+            .when(r("n") == 0, V.from_long(F.lit(0)))
+            .when(r("int_total").isNull(), V.from_double(dd_sum(by_seq(r("dd_items")))))
+            .otherwise(_int_result(r("int_total")))
+        )
+        return Compiled(value, F.when(r("has_decimal"), dec_err))
+
+    return Accumulator(inputs, _numeric_aggs(), finish, error)
+
+
+@accumulator("$avg")
+def acc_avg(arg: Any, ctx: Ctx) -> Accumulator:
+    """``$avg`` (see the module docstring)."""
+    inputs, error = _numeric_inputs(arg, ctx)
+
+    def finish(r: Ref, key_ctx) -> Compiled:
+        dec, dec_err = _decimal_total(r)
+        n = r("n")
+        dec_avg = (dec / n.cast("decimal(20,0)")).try_cast("decimal(38,18)")
+        dbl_avg = dd_sum(by_seq(r("dd_items"))) / n.cast("double")
+        value = (
+            F.when(n == 0, V.NULL)
+            .when(r("has_decimal"), decimal_value(dec_avg, r("dec_scale")))
+            .otherwise(V.from_double(dbl_avg))
+        )
+        return Compiled(value, F.when((n > 0) & r("has_decimal"), dec_err))
+
+    return Accumulator(inputs, _numeric_aggs(), finish, error)
+
+
+def _doubles_acc(arg: Any, ctx: Ctx, finish_doubles: Callable[[Column], Column]) -> Accumulator:
+    """Numbers as doubles, collected in arrival order; ``finish_doubles(ARRAY<DOUBLE>)``."""
+    c = _compile(arg, ctx)
+
+    def finish(r: Ref, key_ctx) -> Compiled:
+        xs = F.transform(by_seq(r("xs")), lambda e: e["v"])
+        return Compiled(finish_doubles(xs))
+
+    return Accumulator({"v": c.value},
+                       {"xs": lambda r: _collect_seq(V.as_double(r("v")), V.is_number(r("v")))},
+                       finish, c.error)
+
+
+@accumulator("$stdDevPop")
+def acc_std_dev_pop(arg: Any, ctx: Ctx) -> Accumulator:
+
+    def fin(xs: Column) -> Column:
+        st = welford(xs)
+        return F.when(st["n"] > 0, V.from_double(F.sqrt(st["m2"] / st["n"].cast("double")))).otherwise(V.NULL)
+
+    return _doubles_acc(arg, ctx, fin)
+
+
+@accumulator("$stdDevSamp")
+def acc_std_dev_samp(arg: Any, ctx: Ctx) -> Accumulator:
+
+    def fin(xs: Column) -> Column:
+        st = welford(xs)
+        return F.when(st["n"] > 1, V.from_double(F.sqrt(st["m2"] / (st["n"] - 1).cast("double")))
+                      ).otherwise(V.NULL)
+
+    return _doubles_acc(arg, ctx, fin)
+
+
+def _discrete_percentile(sorted_xs: Column, p: float) -> Column:
+    """MongoDB's discrete percentile of an ascending ARRAY<DOUBLE> (NULL when empty)."""
+    n = F.size(sorted_xs)
+    if p >= 1.0:
+        idx = n
+    else:
+        idx = F.greatest(F.lit(1), F.ceil(F.lit(float(p)) * n.cast("double")).cast("int"))
+    return F.when(n > 0, F.try_element_at(sorted_xs, idx.cast("int")))
+
+
+@accumulator("$percentile")
+def acc_percentile(arg: Any, ctx: Ctx) -> Accumulator:
+    ps = mqlacc.percentiles(arg)
+
+    def fin(xs: Column) -> Column:
+        s = F.array_sort(xs)
+        return V.make_array([V.from_double(_discrete_percentile(s, p)) for p in ps])
+
+    return _doubles_acc(arg["input"], ctx.at(f"{ctx.where}.input" if ctx.where else "input"), fin)
+
+
+@accumulator("$median")
+def acc_median(arg: Any, ctx: Ctx) -> Accumulator:
+
+    def fin(xs: Column) -> Column:
+        return _null_or(V.from_double(_discrete_percentile(F.array_sort(xs), 0.5)))
+
+    return _doubles_acc(arg["input"], ctx.at(f"{ctx.where}.input" if ctx.where else "input"), fin)
+
+
+@accumulator("$count")
+def acc_count(arg: Any, ctx: Ctx) -> Accumulator:
+    return Accumulator({}, {"n": lambda r: F.count(F.lit(1))}, lambda r, k: Compiled(V.from_long(r("n"))))
+
+
+# ---------------------------------------------------------------------------------------------
+# value accumulators
+
+
+def _min_max(arg: Any, ctx: Ctx, sign: int) -> Accumulator:
+    c = _compile(arg, ctx)
+    v = c.value
+    inputs = {"v": v, "k": F.when(~V.is_null_or_missing(v), V.sort_key(v))}
+    seq = F.col("_seq") if sign < 0 else -F.col("_seq")  # ties: the first arrival wins
+
+    def agg(r: Ref) -> Column:
+        order = F.when(r("k").isNotNull(), F.struct(r("k").alias("k"), seq.alias("s")))
+        return F.min_by(r("v"), order) if sign < 0 else F.max_by(r("v"), order)
+
+    return Accumulator(inputs, {"m": agg}, lambda r, k: Compiled(_null_or(r("m"))), c.error)
+
+
+def _first_last(arg: Any, ctx: Ctx, last: bool) -> Accumulator:
+    c = _compile(arg, ctx)
+
+    def agg(r: Ref) -> Column:
+        v = _null_or(r("v"))
+        return F.max_by(v, F.col("_seq")) if last else F.min_by(v, F.col("_seq"))
+
+    return Accumulator({"v": c.value}, {"x": agg}, lambda r, k: Compiled(_null_or(r("x"))), c.error)
+
+
+@accumulator("$push")
+def acc_push(arg: Any, ctx: Ctx) -> Accumulator:
+    c = _compile(arg, ctx)
+    return Accumulator(
+        {"v": c.value}, {"xs": lambda r: _collect_seq(r("v"), r("v").isNotNull())},
+        lambda r, k: Compiled(V.make_array(F.transform(by_seq(r("xs")), lambda e: e["v"]))), c.error)
+
+
+@accumulator("$addToSet")
+def acc_add_to_set(arg: Any, ctx: Ctx) -> Accumulator:
+    c = _compile(arg, ctx)
+
+    def agg(r: Ref) -> Column:
+        item = F.struct(F.col("_seq").alias("s"), r("k").alias("k"), r("v").alias("v"))
+        return F.collect_list(F.when(r("v").isNotNull(), item))
+
+    def finish(r: Ref, key_ctx) -> Compiled:
+        by_key = F.array_sort(r("xs"), lambda a, b: F.when(a["k"] < b["k"], -1).when(a["k"] > b["k"], 1)
+                              .otherwise(_cmp(a["s"], b["s"])))
+        firsts = F.filter(by_key, lambda e, i: (i == 0) | (by_key[F.greatest(i - 1, F.lit(0))]["k"] != e["k"]))
+        return Compiled(V.make_array(F.transform(by_seq(firsts), lambda e: e["v"])))
+
+    return Accumulator({"v": c.value, "k": V.sort_key(c.value)}, {"xs": agg}, finish, c.error)
+
+
+@accumulator("$mergeObjects")
+def acc_merge_objects(arg: Any, ctx: Ctx) -> Accumulator:
+    c = _compile(arg, ctx)
+    v = c.value
+    bad = ~V.is_null_or_missing(v) & ~V.is_object(v)
+    err = F.when(bad, F.concat(F.lit("$mergeObjects requires object inputs, but input "), F.to_json(v),
+                               F.lit(" is of type "), V.type_name(v)))
+    error = err if c.error is None else F.coalesce(c.error, err)
+
+    def finish(r: Ref, key_ctx) -> Compiled:
+        maps = F.transform(by_seq(r("xs")), lambda e: e["v"])
+        empty = F.create_map().cast("map<string,variant>")
+        merged = F.aggregate(maps, empty, lambda acc, m: F.map_concat(
+            F.map_filter(acc, lambda k, _x: ~F.array_contains(F.map_keys(m), k)), m))
+        return Compiled(V.make_object(merged))
+
+    return Accumulator({"v": v},
+                       {"xs": lambda r: _collect_seq(V.object_entries(r("v")), V.is_object(r("v")))},
+                       finish, error)
+
+
+# ---------------------------------------------------------------------------------------------
+# n-valued and sorted accumulators
+
+
+def _n_column(n_expr: Any, key_ctx: Callable[[], Ctx]) -> tuple[Column, Column | None]:
+    """(``n`` as INT, error or None) for the group; constant ``n`` needs no evaluation."""
+    const = mqlacc.constant_n(mqlacc._literal(n_expr)) if mqlacc._is_constant(n_expr) else None
+    if const is not None:
+        return F.lit(min(const, 2**31 - 1)), None
+    c = _compile(n_expr, key_ctx())
+    n = V.as_integral(c.value)
+    bad = F.when(n.isNull() | (n <= 0), F.concat(
+        F.lit("'n' must be a positive integer, found "), F.coalesce(F.to_json(c.value), F.lit("missing"))))
+    err = bad if c.error is None else F.coalesce(c.error, bad)
+    return F.when(n > 0, F.least(n, F.lit(2**31 - 1)).cast("int")), err
+
+
+def _first_last_n(arg: Any, ctx: Ctx, last: bool) -> Accumulator:
+    c = _compile(arg["input"], ctx.at(f"{ctx.where}.input" if ctx.where else "input"))
+
+    def finish(r: Ref, key_ctx) -> Compiled:
+        n, n_err = _n_column(arg["n"], key_ctx)
+        xs = F.transform(by_seq(r("xs")), lambda e: e["v"])
+        size = F.size(xs)
+        take = F.least(n, size)
+        part = F.when(take <= 0, F.array().cast("array<variant>")).otherwise(
+            F.slice(xs, (size - take + 1) if last else F.lit(1), take))
+        return Compiled(F.when(n.isNotNull(), V.make_array(part)), n_err)
+
+    return Accumulator({"v": c.value}, {"xs": lambda r: _collect_seq(_null_or(r("v")))}, finish, c.error)
+
+
+def _top_bottom(arg: Any, ctx: Ctx, bottom: bool, single: bool) -> Accumulator:
+    where = ctx.where
+    sort = mqlacc.parse_sort_spec(arg["sortBy"], f"{where}.sortBy", code="ACC_BAD_ARGS")
+    dirs = [d for _, d in sort]
+    out = _compile(arg["output"], ctx.at(f"{where}.output" if where else "output"))
+    inputs = {"o": out.value}
+    for i, (path, d) in enumerate(sort):
+        inputs[f"k{i}"] = sort_field_key(ctx.root, path, d)
+
+    def agg(r: Ref) -> Column:
+        fields = [F.col("_seq").alias("s"), _null_or(r("o")).alias("o")]
+        fields += [r(f"k{i}").alias(f"k{i}") for i in range(len(dirs))]
+        return F.collect_list(F.struct(*fields))
+
+    def finish(r: Ref, key_ctx) -> Compiled:
+        if single:
+            n, n_err = F.lit(1), None
+        else:
+            n, n_err = _n_column(arg["n"], key_ctx)
+        srt = F.array_sort(r("xs"), lambda a, b: F.when(compare_keys(a, b, dirs) != 0, compare_keys(a, b, dirs))
+                           .otherwise(_cmp(a["s"], b["s"])))
+        size = F.size(srt)
+        if not bottom:
+            kept = F.slice(srt, 1, F.least(n, size))
+        else:
+            kept = _bottom_n(srt, n, dirs)
+        outs = F.transform(kept, lambda e: e["o"])
+        if single:
+            value = F.coalesce(F.try_element_at(outs, F.lit(1)), V.NULL)
+        else:
+            value = V.make_array(outs)
+        return Compiled(F.when(n.isNotNull(), value), n_err)
+
+    return Accumulator(inputs, {"xs": agg}, finish, out.error)
+
+
+def _bottom_n(srt: Column, n: Column, dirs: list[int]) -> Column:
+    """MongoDB's ``$bottomN`` result from the stably sorted elements (see the module docstring).
+
+    With ``t`` the key of the n-th element from the end: every element above ``t`` is kept;
+    of those tied at ``t``, MongoDB keeps the last ``m`` (the places left) among the ones that
+    arrived no later than the n-th arrival with a key at or above ``t``.
+    """
+    size = F.size(srt)
+    t = F.try_element_at(srt, F.greatest(size - n + 1, F.lit(1)))
+    gt = F.filter(srt, lambda e: compare_keys(e, t, dirs) > 0)
+    m = n - F.size(gt)
+    ge_by_seq = by_seq(F.filter(srt, lambda e: compare_keys(e, t, dirs) >= 0))
+    p = F.try_element_at(ge_by_seq, F.least(n, F.size(ge_by_seq)))["s"]
+    eq = F.filter(srt, lambda e: (compare_keys(e, t, dirs) == 0) & (e["s"] <= p))
+    eq_size = F.size(eq)
+    kept_eq = F.slice(eq, F.greatest(eq_size - m + 1, F.lit(1)), F.greatest(F.least(m, eq_size), F.lit(0)))
+    return F.when(size <= n, srt).otherwise(F.concat(kept_eq, gt))
+
+
+for _name, _fn in {
+    "$min": lambda arg, ctx: _min_max(arg, ctx, -1),
+    "$max": lambda arg, ctx: _min_max(arg, ctx, 1),
+    "$first": lambda arg, ctx: _first_last(arg, ctx, False),
+    "$last": lambda arg, ctx: _first_last(arg, ctx, True),
+    "$firstN": lambda arg, ctx: _first_last_n(arg, ctx, False),
+    "$lastN": lambda arg, ctx: _first_last_n(arg, ctx, True),
+    "$top": lambda arg, ctx: _top_bottom(arg, ctx, bottom=False, single=True),
+    "$bottom": lambda arg, ctx: _top_bottom(arg, ctx, bottom=True, single=True),
+    "$topN": lambda arg, ctx: _top_bottom(arg, ctx, bottom=False, single=False),
+    "$bottomN": lambda arg, ctx: _top_bottom(arg, ctx, bottom=True, single=False),
+}.items():
+    accumulator(_name)(_fn)

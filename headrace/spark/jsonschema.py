@@ -1,0 +1,173 @@
+"""``$jsonSchema`` compiled to native Spark boolean columns.
+
+``compile_schema(schema, doc)`` recurses over the (validated) schema at compile time and returns
+a BOOLEAN column, never NULL, with MongoDB's semantics as implemented by
+:mod:`headrace.mql.jsonschema` (the oracle): a keyword about one type holds for values of other
+types; ``properties`` checks present fields; arrays are checked with ``forall`` / ``exists`` /
+``filter`` over ``values.array_elems``; ``patternProperties`` / ``additionalProperties`` iterate
+over the document's entries (``values.object_entries``); ``enum`` and ``uniqueItems`` compare
+documents regardless of field order. At the top level the value is the document, an object.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from ..mql import match as M
+from ..mql.jsonschema import JSON_TYPES, decimal15
+from . import values as V
+from .query import FALSE, TRUE, _and, _or, cmp_pred, field, nn
+
+__all__ = ["compile_schema"]
+
+
+def compile_schema(schema: dict, doc: Column) -> Column:
+    """Whether document ``doc`` (VARIANT object) satisfies ``schema``."""
+    return nn(_schema(doc, schema, top=True))
+
+
+def _type_test(v: Column, spec: Any, json_types: bool, top: bool) -> Column:
+    names = {JSON_TYPES.get(n, n) if json_types else n for n in ([spec] if isinstance(spec, str) else spec)}
+    if top:  # the document is an object
+        return TRUE if "object" in names else FALSE
+    tests = []
+    plain = sorted(n for n in names if n != "number")
+    if plain:
+        tests.append(V.type_name(v).isin(plain))
+    if "number" in names:
+        tests.append(V.is_number(v))
+    return nn(_or(tests))
+
+
+def _regex(s: Column, pattern: str) -> Column:
+    return s.rlike(M.translate_regex(pattern, "", "java"))
+
+
+def _multiple_of(v: Column, m: Any) -> Column:
+    md = decimal15(m)
+    tn = V.type_name(v)
+    xd = V.as_double(v)
+    # doubles as Decimal128 sees them: 15 significant digits
+    dec = F.when(tn == "double", F.format_string("%.14e", xd).try_cast("decimal(38,18)")).otherwise(V.as_decimal(v))
+    exact = (dec % F.lit(md).cast("decimal(38,18)")) == 0
+    approx = ~F.isnan(xd) & (F.abs(xd) != F.lit(float("inf"))) & ((xd % F.lit(float(m))) == 0)
+    return nn(F.when(dec.isNotNull(), exact).otherwise(approx))
+
+
+def _schema(v: Column, s: dict, top: bool = False) -> Column:  # noqa: C901 - one keyword each
+    conds: list[Column] = []
+    for kw in ("type", "bsonType"):
+        if kw in s:
+            conds.append(_type_test(v, s[kw], kw == "type", top))
+    if not top:
+        num = []
+        for kw, excl, ops in (("minimum", "exclusiveMinimum", ("$gt", "$gte")),
+                              ("maximum", "exclusiveMaximum", ("$lt", "$lte"))):
+            if kw in s:
+                num.append(cmp_pred(ops[0] if s.get(excl) else ops[1], s[kw])(v))
+        if "multipleOf" in s:
+            num.append(_multiple_of(v, s["multipleOf"]))
+        if num:
+            conds.append(~V.is_number(v) | _and(num))
+        strs = []
+        sv = V.as_string(v)
+        if "minLength" in s:
+            strs.append(F.length(sv) >= F.lit(int(s["minLength"])))
+        if "maxLength" in s:
+            strs.append(F.length(sv) <= F.lit(int(s["maxLength"])))
+        if "pattern" in s:
+            strs.append(_regex(sv, s["pattern"]))
+        if strs:
+            conds.append(~V.is_string(v) | nn(_and(strs)))
+        arr = _array_rules(v, s)
+        if arr:
+            conds.append(~V.is_array(v) | nn(_and(arr)))
+    obj = _object_rules(v, s, top)
+    if obj:
+        conds.append(nn(_and(obj)) if top else (~V.is_object(v) | nn(_and(obj))))
+    if "allOf" in s:
+        conds.extend(_schema(v, sub, top) for sub in s["allOf"])
+    if "anyOf" in s:
+        conds.append(_or([_schema(v, sub, top) for sub in s["anyOf"]]))
+    if "oneOf" in s:
+        hits = [F.when(_schema(v, sub, top), F.lit(1)).otherwise(F.lit(0)) for sub in s["oneOf"]]
+        total = hits[0]
+        for h in hits[1:]:
+            total = total + h
+        conds.append(total == 1)
+    if "not" in s:
+        conds.append(~_schema(v, s["not"], top))
+    if "enum" in s:
+        values = [e for e in s["enum"] if isinstance(e, dict)] if top else s["enum"]
+        conds.append(_or([cmp_pred("$eq", e)(v) if not isinstance(e, dict) else
+                          nn(V.is_object(v) & V.equal(v, V.lit_value(e))) for e in values]))
+    return nn(_and(conds))
+
+
+def _array_rules(v: Column, s: dict) -> list[Column]:
+    elems = V.array_elems(v)
+    out = []
+    size = F.size(elems)
+    if "minItems" in s:
+        out.append(size >= F.lit(int(s["minItems"])))
+    if "maxItems" in s:
+        out.append(size <= F.lit(int(s["maxItems"])))
+    if s.get("uniqueItems") is True:
+        keys = F.transform(elems, lambda e: V.sort_key(e))
+        out.append(F.size(F.array_distinct(keys)) == size)
+    items = s.get("items")
+    if isinstance(items, dict):
+        out.append(F.forall(elems, lambda e: _schema(e, items)))
+    elif isinstance(items, list):
+        for i, sub in enumerate(items):
+            e = F.try_element_at(elems, F.lit(i + 1))
+            out.append((size <= F.lit(i)) | _schema(e, sub))
+        add = s.get("additionalItems", True)
+        n = len(items)
+        if add is False:
+            out.append(size <= F.lit(n))
+        elif isinstance(add, dict):
+            rest = F.filter(elems, lambda e, i: i >= F.lit(n))
+            out.append(F.forall(rest, lambda e: _schema(e, add)))
+    return out
+
+
+def _object_rules(v: Column, s: dict, top: bool) -> list[Column]:
+    out = []
+    props = s.get("properties", {})
+    for name, sub in props.items():
+        f = field(v, name)
+        out.append(f.isNull() | _schema(f, sub))
+    for name in s.get("required", []):
+        out.append(field(v, name).isNotNull())
+    if "patternProperties" in s or "additionalProperties" in s:
+        pp = s.get("patternProperties", {})
+        add = s.get("additionalProperties", True)
+        if pp or add is not True:
+            entries = F.map_entries(V.object_entries(v))
+
+            def allowed(kv: Column) -> Column:
+                k, x = kv["key"], kv["value"]
+                tests = [~_regex(k, p) | _schema(x, sub) for p, sub in pp.items()]
+                if add is not True:
+                    known = [k.isin(list(props))] if props else []
+                    known += [_regex(k, p) for p in pp]
+                    other = FALSE if add is False else _schema(x, add)
+                    tests.append(_or(known) | other if known else other)
+                return nn(_and(tests))
+            out.append(F.forall(entries, allowed))
+    if "minProperties" in s or "maxProperties" in s:
+        n = F.size(V.object_entries(v))
+        if "minProperties" in s:
+            out.append(n >= F.lit(int(s["minProperties"])))
+        if "maxProperties" in s:
+            out.append(n <= F.lit(int(s["maxProperties"])))
+    for name, dep in s.get("dependencies", {}).items():
+        if isinstance(dep, list):
+            then = _and([field(v, d).isNotNull() for d in dep])
+        else:
+            then = _schema(v, dep, top)
+        out.append(field(v, name).isNull() | then)
+    return out

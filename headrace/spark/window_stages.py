@@ -1,0 +1,150 @@
+"""The window-only stages ``$group``, ``$sort``, ``$limit`` and ``$count`` over closed windows.
+
+Input and output frames have the columns ``_w`` (STRUCT<start, end, key>: the window), ``_seq``
+(BIGINT: document order within the window, unique per window), ``doc`` (VARIANT) and ``_err``
+(STRING: why the row failed, NULL when it did not); any other column (e.g. ``_op``, the failing
+operator) is carried along. Every function works on each ``_w`` independently. Rows that have
+already failed (``_err`` not NULL) pass through untouched and take no part in the stage.
+
+- :func:`apply_group`: one row per (window, group); ``doc`` = ``{_id, <field>: <accumulated>}``;
+  ``_seq`` = the smallest ``_seq`` of the group (so groups come out in order of first arrival);
+  ``_err`` = the first (by ``_seq``) accumulator expression error among the group's documents,
+  or a per-group error (``n`` not a positive integer, ``$mergeObjects`` of a non-document,
+  decimal overflow). A document whose ``_id`` expression fails joins no group: it is passed on
+  as a failed row (its own ``doc`` and ``_seq``). On group rows, ``_op`` is ``"$group"`` when
+  ``_err`` is set, other extra columns take the value of the group's first document.
+  Groups are formed by MQL equality of ``_id`` (``1``, ``1.0`` and ``NumberLong(1)`` are one
+  group; missing is null); the output ``_id`` is the first arrival's value.
+- :func:`apply_sort`: MongoDB ``$sort`` keys (``accumulators.sort_field_key``), stable: ties keep
+  ``_seq`` order. The window's ``_seq`` values are reassigned in sorted order (the k-th
+  document gets the k-th smallest ``_seq`` of the window), so later stages see the new order.
+- :func:`apply_limit`: the first ``n`` documents of each window by ``_seq``.
+- :func:`apply_count`: one row per window holding ``{<field>: <number of documents>}``,
+  ``_seq`` = the window's smallest ``_seq``; a window without documents emits nothing.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from ..mql import accumulators as mqlacc
+from . import values as V
+from .registry import ACCUMULATORS, Ctx, first_error
+
+BASE = ("_w", "_seq", "doc", "_err")
+
+
+def _split(df: DataFrame) -> tuple[DataFrame, DataFrame]:
+    return df.filter(F.col("_err").isNull()), df.filter(F.col("_err").isNotNull())
+
+
+def _extras(df: DataFrame) -> list[str]:
+    return [c for c in df.columns if c not in BASE]
+
+
+# ---------------------------------------------------------------------------------------------
+# $group
+
+
+def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx]) -> DataFrame:
+    """``$group`` per window (see the module docstring)."""
+    from . import accumulators as _acc  # noqa: F401  (registers the accumulators)
+    from .expr import compile_expression
+
+    ok, failed = _split(df)
+    extras = _extras(df)
+    ctx = ctx_factory(F.col("doc"))
+    gid = compile_expression(spec["_id"], ctx.at("$group._id"))
+
+    fields = [(f, a) for f, a in spec.items() if f != "_id"]
+    accs = []
+    for i, (name, acc) in enumerate(fields):
+        (op, arg), = acc.items()
+        accs.append((name, f"_a{i}_", ACCUMULATORS[op](arg, ctx.at(f"$group.{name}.{op}"))))
+
+    row_err = first_error(*[a.error for _, _, a in accs])
+    cols = [F.col(c) for c in ("_w", "_seq", "doc", *extras)]
+    cols += [F.coalesce(gid.value, V.NULL).alias("_gid"),
+             (gid.error if gid.error is not None else F.lit(None).cast("string")).alias("_gerr"),
+             (row_err if row_err is not None else F.lit(None).cast("string")).alias("_rerr")]
+    for _, pre, a in accs:
+        cols += [c.alias(pre + n) for n, c in a.inputs.items()]
+    rows = ok.select(*cols)
+
+    id_failed = rows.filter(F.col("_gerr").isNotNull()).select(
+        "_w", "_seq", "doc", F.col("_gerr").alias("_err"), *extras)
+    if "_op" in extras:
+        id_failed = id_failed.withColumn("_op", F.lit("$group"))
+    rows = rows.filter(F.col("_gerr").isNull()).withColumn("_gk", V.sort_key(F.col("_gid")))
+
+    aggs = [F.min("_seq").alias("_seq"), F.min_by("_gid", "_seq").alias("_id"),
+            F.min_by("_rerr", F.when(F.col("_rerr").isNotNull(), F.col("_seq"))).alias("_rerr")]
+    aggs += [F.min_by(c, "_seq").alias(c) for c in extras if c != "_op"]
+    for _, pre, a in accs:
+        aggs += [fn(lambda n, pre=pre: F.col(pre + n)).alias(pre + n) for n, fn in a.aggs.items()]
+    grouped = rows.groupBy("_w", "_gk").agg(*aggs)
+
+    gid_col = F.col("_id")
+    key_root = F.when(V.is_object(gid_col), gid_col).otherwise(F.parse_json(F.lit("{}")))
+    key_ctx = lambda: ctx_factory(key_root).at("$group")  # noqa: E731
+    values, errors = [("_id", gid_col)], [F.col("_rerr")]
+    for name, pre, a in accs:
+        res = a.finish(lambda n, pre=pre: F.col(pre + n), key_ctx)
+        values.append((name, res.value))
+        if res.error is not None:
+            errors.append(F.when(res.error.isNotNull(), F.concat(F.lit(f"$group.{name}: "), res.error)))
+    err = F.coalesce(*errors) if len(errors) > 1 else errors[0]
+    out_cols = [F.col("_w"), F.col("_seq"), V.make_object(values).alias("doc"), err.alias("_err")]
+    for c in extras:
+        if c == "_op":
+            out_cols.append(F.when(err.isNotNull(), F.lit("$group")).cast(df.schema["_op"].dataType).alias("_op"))
+        else:
+            out_cols.append(F.col(c))
+    out = grouped.select(*out_cols)
+    return out.unionByName(id_failed).unionByName(failed)
+
+
+# ---------------------------------------------------------------------------------------------
+# $sort, $limit, $count
+
+
+def apply_sort(df: DataFrame, spec: dict) -> DataFrame:
+    """``$sort`` per window (see the module docstring)."""
+    from .accumulators import sort_field_key
+
+    ok, failed = _split(df)
+    sort = mqlacc.parse_sort_spec(spec, "$sort")
+    keys = [sort_field_key(F.col("doc"), path, d).alias(f"_k{i}") for i, (path, d) in enumerate(sort)]
+    keyed = ok.select("*", *keys)
+    order = [F.col(f"_k{i}").asc() if d > 0 else F.col(f"_k{i}").desc() for i, (_, d) in enumerate(sort)]
+    by_key = keyed.withColumn("_rk", F.row_number().over(Window.partitionBy("_w").orderBy(*order, F.col("_seq"))))
+    seqs = ok.select("_w", F.col("_seq").alias("_ns"),
+                     F.row_number().over(Window.partitionBy("_w").orderBy("_seq")).alias("_rk"))
+    joined = by_key.join(seqs, ["_w", "_rk"])
+    out = joined.select(*[F.col("_ns").alias("_seq") if c == "_seq" else F.col(c) for c in df.columns])
+    return out.unionByName(failed)
+
+
+def apply_limit(df: DataFrame, n: Any) -> DataFrame:
+    """``$limit`` per window: the first ``n`` documents by ``_seq``."""
+    ok, failed = _split(df)
+    limit = mqlacc.constant_n(n)
+    if limit is None:
+        raise ValueError(f"$limit needs a positive integer, found {n!r}")
+    rn = F.row_number().over(Window.partitionBy("_w").orderBy("_seq"))
+    out = ok.withColumn("_rn", rn).filter(F.col("_rn") <= F.lit(limit)).drop("_rn")
+    return out.unionByName(failed)
+
+
+def apply_count(df: DataFrame, field: str) -> DataFrame:
+    """``$count`` per window: ``{field: <count>}`` (int, long when it does not fit 32 bits)."""
+    ok, failed = _split(df)
+    extras = _extras(df)
+    aggs = [F.min("_seq").alias("_seq"), F.count(F.lit(1)).alias("_n")]
+    aggs += [F.min_by(c, "_seq").alias(c) for c in extras]
+    counted = ok.groupBy("_w").agg(*aggs)
+    out = counted.select("_w", "_seq", V.make_object([(field, V.from_long(F.col("_n")))]).alias("doc"),
+                         F.lit(None).cast("string").alias("_err"), *extras)
+    return out.unionByName(failed)

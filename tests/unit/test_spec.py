@@ -1,0 +1,75 @@
+"""Pipeline parsing and validation (no Spark): codes first, then where, expected and found."""
+import pytest
+
+from headrace.errors import NotSupportedYet, PipelineError
+from headrace.spec import parse_pipeline
+from headrace.spec.model import EmitSpec, MergeIntoSpec
+
+SRC = {"$source": {"connectionName": "sample_stream_solar"}}
+WIN = {"interval": {"size": 10, "unit": "second"}, "pipeline": [{"$count": "n"}]}
+
+
+def err(p) -> PipelineError:
+    with pytest.raises(PipelineError) as info:
+        parse_pipeline(p)
+    return info.value
+
+
+def test_parses_a_full_pipeline_with_defaults():
+    p = parse_pipeline({"pipeline": [SRC, {"$match": {"a": 1}}, {"$tumblingWindow": WIN}, {"$set": {"b": 1}},
+                                     {"$merge": {"into": {"connectionName": "store", "db": "d", "coll": "c"}}}],
+                        "options": {"dlq": {"connectionName": "store", "db": "d", "coll": "dlq"}}})
+    assert p.source.ts_field_name == "_ts"
+    assert p.window.allowed_lateness_ms == 3000 and p.window.boundary == "eventTime"
+    assert [s.name for s in p.before] == ["$match"] and [s.name for s in p.after] == ["$set"]
+    assert isinstance(p.sink, MergeIntoSpec) and p.sink.on == ("_id",) and p.sink.when_matched == "merge"
+    assert p.options.dlq.coll == "dlq"
+
+
+def test_error_names_position_stage_path_expected_found():
+    e = err([SRC, {"$tumblingWindow": {**WIN, "interval": {"size": 10, "unit": "fortnight"}}}])
+    assert e.code == "BAD_VALUE"
+    assert (e.where.position, e.where.stage, e.where.path) == (1, "$tumblingWindow", "interval.unit")
+    assert "fortnight" in str(e) and "expected one of" in str(e)
+
+
+@pytest.mark.parametrize("stages,code,path", [
+    ([SRC, {"$tumblingWindow": {**WIN, "boundary": "processingTime", "idleTimeout": {"size": 1, "unit": "second"}}}],
+     "WINDOW_PROCESSING_TIME_OPTION", "idleTimeout"),
+    ([SRC, {"$hoppingWindow": {**WIN, "hopSize": {"size": 20, "unit": "second"}}}], "WINDOW_HOP", "hopSize"),
+    ([SRC, {"$tumblingWindow": {**WIN, "interval": {"size": 0, "unit": "second"}}}], "BAD_VALUE", "interval.size"),
+    ([SRC, {"$tumblingWindow": {**WIN, "interval": {"size": 1.5, "unit": "second"}}}], "TYPE_MISMATCH",
+     "interval.size"),
+    ([SRC, {"$tumblingWindow": {"pipeline": [{"$count": "n"}]}}], "MISSING_OPTION", "interval"),
+    ([SRC, {"$sessionWindow": {"gap": {"size": 1, "unit": "second"}, "pipeline": [{"$count": "n"}]}}],
+     "MISSING_OPTION", "partitionBy"),
+    ([SRC, {"$tumblingWindow": {**WIN, "pipeline": [{"$merge": {}}]}}], "STAGE_ORDER", "pipeline.0"),
+    ([SRC, {"$unwind": "sizes"}], "BAD_VALUE", "path"),
+    ([SRC, {"$project": {"a": 1, "b": 0}}], "PROJECT_MIXED", "b"),
+    ([SRC, {"$emit": {"connectionName": "store", "db": "x"}}], "MISSING_OPTION", "coll"),
+    ([SRC, {"$merge": {"into": {"connectionName": "store", "db": "d", "coll": "c"}, "whenMatched": "explode"}}],
+     "BAD_VALUE", "whenMatched"),
+    ([{"$source": {"documents": [{"a": 1}], "replay": {"arrivalField": "at"}}}], "REPLAY_ARRIVAL", "documents.0"),
+    ([{"$source": {"documents": [{"at": "2024-01-01T00:01:00Z"}, {"at": "2024-01-01T00:00:00Z"}],
+                   "replay": {"arrivalField": "at"}}}], "REPLAY_ORDER", "documents.1.at"),
+    ([{"$source": {"connectionName": "x", "documents": []}}], "SOURCE_SHAPE", None),
+    ([{"$source": {"connectionName": "x", "bogus": 1}}], "UNKNOWN_OPTION", "bogus"),
+])
+def test_refusals(stages, code, path):
+    e = err(stages)
+    assert e.code == code, str(e)
+    assert e.where.path == path
+
+
+def test_not_supported_yet_is_not_unknown():
+    e = err([SRC, {"$lookup": {"from": "x"}}])
+    assert isinstance(e, NotSupportedYet) and e.code == "STAGE_NOT_SUPPORTED_YET" and "not supported yet" in str(e)
+    e = err([{"$source": {"connectionName": "k", "topic": "t"}}])
+    assert e.code == "OPTION_NOT_SUPPORTED_YET"
+
+
+def test_emit_to_file_and_options():
+    p = parse_pipeline({"pipeline": [SRC, {"$emit": {"path": "/tmp/x.jsonl"}}], "options": {"streamMeta": False}})
+    assert isinstance(p.sink, EmitSpec) and p.sink.path == "/tmp/x.jsonl" and p.options.stream_meta is False
+    assert err({"pipeline": [SRC], "options": {"dlq": {"db": "d"}}}).code == "MISSING_OPTION"
+    assert err({"pipeline": [SRC], "extra": 1}).code == "PIPELINE_SHAPE"

@@ -1,0 +1,61 @@
+"""The embedded store, Extended JSON and the connection registry (no Spark)."""
+import datetime as dt
+import decimal
+
+import pytest
+
+from headrace import ejson
+from headrace.connections import load_registry, redact
+from headrace.errors import ConfigError
+from headrace.store import MergeSpec, open_store
+
+
+def test_ejson_roundtrip_types():
+    text = ('{"d":{"$date":"2024-01-02T03:04:05.678Z"},"o":{"$oid":"5f1d7f0c2b3c4d5e6f708192"},'
+            '"l":{"$numberLong":"7"},"x":{"$numberDecimal":"1.10"},"f":1.5,"i":3,"n":null}')
+    v = ejson.loads(text)
+    assert v["d"] == dt.datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=dt.timezone.utc)
+    assert isinstance(v["o"], ejson.ObjectId) and isinstance(v["l"], ejson.Int64)
+    assert v["x"] == decimal.Decimal("1.10")
+    assert ejson.loads(ejson.dumps(v)) == v
+    assert ejson.dumps({"l": ejson.Int64(7)}, relaxed=False) == '{"l":{"$numberLong":"7"}}'
+    with pytest.raises(ejson.EJSONError):
+        ejson.loads("{bad")
+
+
+def test_store_merge_semantics(tmp_path):
+    c = open_store(tmp_path).collection("db", "c")
+    c.insert_many([{"_id": 1, "a": 1}])
+    r = c.merge_many([{"_id": 1, "b": 2}, {"_id": 2, "a": 5}], MergeSpec())
+    assert (r.merged, r.inserted) == (1, 1)
+    assert list(c.find()) == [{"_id": 1, "a": 1, "b": 2}, {"_id": 2, "a": 5}]
+    r = c.merge_many([{"_id": 1, "z": 0}], MergeSpec(when_matched="replace"))
+    assert list(c.find())[0] == {"_id": 1, "z": 0}
+    r = c.merge_many([{"_id": 1}, {"_id": 3}], MergeSpec(when_matched="fail", when_not_matched="discard"))
+    assert len(r.errors) == 1 and r.discarded == 1 and c.count() == 2
+    r = c.merge_many([{"k": 9, "v": 1}], MergeSpec(on=("k",)))
+    r = c.merge_many([{"k": 9, "v": 2}], MergeSpec(on=("k",), when_matched="keepExisting"))
+    assert r.kept == 1
+    r = c.merge_many([{"v": 3}], MergeSpec(on=("k",)))
+    assert r.errors and "on" in r.errors[0][1]
+
+
+def test_registry_yaml_and_redaction(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("connections:\n  pg: {type: postgres, dsn: 'postgresql://u:hunter2@h/db', password: x}\n"
+                 "  s: {type: store, path: data}\n")
+    reg = load_registry(f, tmp_path / "home")
+    assert "sample_stream_solar" in reg and reg.store_path("s") == tmp_path / "data"
+    listing = str(reg.list())
+    assert "hunter2" not in listing and "***" in listing
+    assert redact({"token": "abc"}) == {"token": "***"}
+    with pytest.raises(ConfigError) as e:
+        reg.get("nope")
+    assert e.value.code == "CONNECTION_UNKNOWN"
+    f.write_text("connections:\n  k: {type: kafka}\n")
+    with pytest.raises(ConfigError) as e:
+        load_registry(f)
+    assert e.value.code == "NOT_SUPPORTED_YET"
+    f.write_text("connections: [1, 2\n")
+    with pytest.raises(ConfigError):
+        load_registry(f)
