@@ -179,8 +179,11 @@ def main(argv: list[str] | None = None) -> int:
             f"- machine: {machine()}",
             f"- {version}; private servers (fsync=off) on this machine; Python {platform.python_version()}",
             f"- workload: {n:,} documents of ~200 bytes in batches of {batch} through `merge_many` "
-            "(insert, generated ObjectId `_id`)", "",
-            "| measurement | result |", "|---|---|"]
+            "(insert, generated ObjectId `_id`)"]
+    if os.getloadavg()[0] > (os.cpu_count() or 1):
+        head.append("- note: the machine was busy (load average above its core count), so throughput is noisy")
+    head += ["",
+             "| measurement | result |", "|---|---|"]
     table = "\n".join(head + [f"| {k} | {v} |" for k, v in rows]) + "\n"
     print(table)
     out = Path(a.out)

@@ -38,7 +38,7 @@ def run_pipeline(pipeline: Any, documents: list | None = None, *, replay: Mappin
                  options: Mapping[str, Any] | None = None, connections: "str | Path | None" = None,
                  registry: Registry | None = None, checkpoint: "str | Path | None" = None,
                  strip_meta: bool = False, limit: int | None = None, duration: float | None = None,
-                 home: "str | Path | None" = None) -> Result:
+                 home: "str | Path | None" = None, max_input: int | None = None) -> Result:
     """Validate and run ``pipeline`` to completion on the shared local Spark session."""
     from .spark.session import get_spark
 
@@ -82,7 +82,7 @@ def run_pipeline(pipeline: Any, documents: list | None = None, *, replay: Mappin
 
         proc = Processor(parsed, RunOptions(name="test", checkpoint=Path(checkpoint or tmp), registry=reg,
                                             on_output=on_output, on_dlq=res.dlq.extend, on_batch=on_batch))
-        res.stats = proc.run(duration_s=duration, limit=limit)
+        res.stats = proc.run(duration_s=duration, limit=limit, max_input=max_input)
     if strip_meta:
         ts = parsed.source.ts_field_name
         res.outputs = [_strip(d, ts) for d in res.outputs]

@@ -145,6 +145,8 @@ class Processor:
             self.partitions = ["0"]
             self.source_type = "file"
             r = spark.readStream.format("headrace_file").option("path", str(conn.options["path"]))
+            if self._needs_ticks():
+                r = r.option("tickMs", "1000")
             for k, v in s.config.items():
                 r = r.option(k, str(v))
             return r.load()
@@ -164,6 +166,11 @@ class Processor:
             return r.load()
         raise HeadraceError(f"connection {conn.name!r} of type {conn.type!r} cannot be a source yet",
                             code="SOURCE_TYPE")
+
+    def _needs_ticks(self) -> bool:
+        """Idle timeouts and processing-time windows need the clock to move without data."""
+        w = self.w
+        return bool(w and (w.idle_timeout or w.boundary == "processingTime"))
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "Processor":
@@ -188,8 +195,9 @@ class Processor:
             self.time = TimeState.from_json(meta["time"])
 
     def run(self, duration_s: float | None = None, limit: int | None = None,
-            progress: Callable[["Processor"], None] | None = None) -> dict:
-        """Run until a finite input is exhausted, ``duration_s`` passes or ``limit`` outputs exist."""
+            progress: Callable[["Processor"], None] | None = None, max_input: int | None = None) -> dict:
+        """Run until a finite input is exhausted, ``duration_s`` passes, ``limit`` outputs exist or
+        ``max_input`` input records were processed (whichever comes first)."""
         if self.query is None:
             self.start()
         deadline = time.monotonic() + duration_s if duration_s else None
@@ -204,6 +212,8 @@ class Processor:
                 if deadline and time.monotonic() >= deadline:
                     break
                 if limit is not None and self.counters["output"] >= limit:
+                    break
+                if max_input is not None and self.counters["input"] >= max_input:
                     break
         finally:
             self.stop()

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from ..mql import match as M
 from ..mql.jsonschema import JSON_TYPES, decimal15
 from . import values as V
-from .query import FALSE, TRUE, _and, _or, cmp_pred, field, nn
+from .query import FALSE, TRUE, _and, _or, cmp_pred, field, let, nn
 
 __all__ = ["compile_schema"]
 
@@ -106,6 +106,12 @@ def _schema(v: Column, s: dict, top: bool = False) -> Column:  # noqa: C901 - on
     return nn(_and(conds))
 
 
+def _absent_or(sub: dict):
+    def check(f: Column) -> Column:
+        return f.isNull() | _schema(f, sub)
+    return check
+
+
 def _array_rules(v: Column, s: dict) -> list[Column]:
     elems = V.array_elems(v)
     out = []
@@ -122,8 +128,7 @@ def _array_rules(v: Column, s: dict) -> list[Column]:
         out.append(F.forall(elems, lambda e: _schema(e, items)))
     elif isinstance(items, list):
         for i, sub in enumerate(items):
-            e = F.try_element_at(elems, F.lit(i + 1))
-            out.append((size <= F.lit(i)) | _schema(e, sub))
+            out.append((size <= F.lit(i)) | let(F.try_element_at(elems, F.lit(i + 1)), _absent_or(sub)))
         add = s.get("additionalItems", True)
         n = len(items)
         if add is False:
@@ -138,8 +143,7 @@ def _object_rules(v: Column, s: dict, top: bool) -> list[Column]:
     out = []
     props = s.get("properties", {})
     for name, sub in props.items():
-        f = field(v, name)
-        out.append(f.isNull() | _schema(f, sub))
+        out.append(let(field(v, name), _absent_or(sub)))
     for name in s.get("required", []):
         out.append(field(v, name).isNotNull())
     if "patternProperties" in s or "additionalProperties" in s:

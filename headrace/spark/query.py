@@ -43,7 +43,7 @@ from ..mql.query import operator_error
 from . import values as V
 from .registry import QUERY_OPERATORS, Compiled, Ctx, first_error, query_operator
 
-__all__ = ["compile_query", "value_predicate", "path_test", "field", "nn"]
+__all__ = ["compile_query", "value_predicate", "path_test", "field", "nn", "let", "cmp_pred"]
 
 Pred = Callable[[Column], Column]
 TRUE = F.lit(True)
@@ -74,14 +74,22 @@ def _or(cols: list[Column]) -> Column:
     return out
 
 
+def let(value: Column, body: Callable[[Column], Column]) -> Column:
+    """``body(x)`` with ``x`` bound once to ``value``: a one-element ``transform`` keeps the
+    expression tree linear where a value is used many times."""
+    return F.transform(F.array(value), body).getItem(0)
+
+
 def field(obj: Column, name: str) -> Column:
     """Field ``name`` of a document (SQL NULL when missing); a numeric name also indexes an
     array (an array is a document with fields "0", "1", ... inside ``$elemMatch``)."""
     got = F.try_variant_get(obj, V.variant_path(name), "variant")
-    if M._DIGITS.match(name) and str(int(name)) == name:
+    if M._DIGITS.match(name) and str(int(name)) == name and int(name) < 2**31 - 1:
         got = F.coalesce(got, F.try_variant_get(obj, f"$[{int(name)}]", "variant"))
     return got
 
+
+_NOTHING = F.lit(None).cast("variant")
 
 # ------------------------------------------------------------------------------------ paths
 
@@ -94,40 +102,43 @@ def path_test(root: Column, path: str, pred: Pred, traverse_leaf: bool = True) -
 
 
 def _any_obj(obj: Column, parts: list[str], pred: Pred, tl: bool) -> Column:
-    f = field(obj, parts[0])
-    if len(parts) == 1:
-        if not tl:
-            return pred(f)
-        return pred(f) | nn(V.is_array(f) & F.exists(V.array_elems(f), pred))
-    rest = parts[1:]
-    return (F.when(V.is_object(f), _any_obj(f, rest, pred, tl))
-            .when(V.is_array(f), _any_array(f, rest, pred, tl))
-            .otherwise(pred(F.lit(None).cast("variant"))))
+    def at(f: Column) -> Column:
+        if len(parts) == 1:
+            if not tl:
+                return pred(f)
+            return pred(f) | nn(V.is_array(f) & F.exists(V.array_elems(f), pred))
+        rest = parts[1:]
+        return (F.when(V.is_object(f), _any_obj(f, rest, pred, tl))
+                .when(V.is_array(f), _any_array(f, rest, pred, tl))
+                .otherwise(pred(_NOTHING)))
+    return let(field(obj, parts[0]), at)
 
 
 def _any_array(arr: Column, rest: list[str], pred: Pred, tl: bool) -> Column:
     elems = V.array_elems(arr)
     in_docs = nn(F.exists(elems, lambda e: V.is_object(e) & _any_obj(e, rest, pred, tl)))
     nxt = rest[0]
-    if not (M._DIGITS.match(nxt)):
+    if not M._DIGITS.match(nxt) or str(int(nxt)) != nxt or int(nxt) > 2**31 - 2:
         return in_docs
-    e = F.try_element_at(elems, F.lit(int(nxt) + 1))
-    if str(int(nxt)) != nxt or int(nxt) > 2**31 - 2:
-        return in_docs
-    if len(rest) == 1:
-        at_offset = pred(e)
-    else:
-        at_offset = (F.when(V.is_object(e), _any_obj(e, rest[1:], pred, tl))
-                     .when(V.is_array(e), _any_array(e, rest[1:], pred, tl))
-                     .otherwise(FALSE))
-    return in_docs | nn(e.isNotNull() & at_offset)
+
+    def at(e: Column) -> Column:
+        if len(rest) == 1:
+            return e.isNotNull() & pred(e)
+        return (F.when(V.is_object(e), _any_obj(e, rest[1:], pred, tl))
+                .when(V.is_array(e), _any_array(e, rest[1:], pred, tl))
+                .otherwise(FALSE))
+    return in_docs | nn(let(F.try_element_at(elems, F.lit(int(nxt) + 1)), at))
 
 
 # ------------------------------------------------------------------------------------ values
 
+_OPS = {"$eq": (False, True, False), "$gt": (False, False, True), "$gte": (False, True, True),
+        "$lt": (True, False, False), "$lte": (True, True, False)}  # result when <, ==, >
 
-def _cmp_result(cmp: Column, op: str) -> Column:
-    return {"$eq": cmp == 0, "$gt": cmp > 0, "$gte": cmp >= 0, "$lt": cmp < 0, "$lte": cmp <= 0}[op]
+
+def _direct(a: Column, b: Column, op: str) -> Column:
+    """``a op b`` for two values of one type (NULL when ``a`` is NULL)."""
+    return {"$eq": a == b, "$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
 
 
 def _three_way(a: Column, b: Column) -> Column:
@@ -149,30 +160,34 @@ def _num_pred(op: str, c: Any) -> Pred:
     """Numeric comparison with a constant number (NaN equals NaN only)."""
     if M._is_nan(c):
         if op in ("$eq", "$lte", "$gte"):
-            return lambda x: nn(V.is_number(x) & F.isnan(V.as_double(x)))
+            return lambda x: nn(F.isnan(V.as_double(x)))
         return lambda x: FALSE
     cd = F.lit(float(c))
     cdec = _dec_lit(c)
     c_int = c if isinstance(c, int) else (int(c) if isinstance(c, float) and c.is_integer()
                                           and -2**63 <= c < 2**63 else None)
+    lt, eq, gt = _OPS[op]
 
-    def tie(x: Column) -> Column:
+    def tie(x: Column, xd: Column) -> Column:
         # equal as doubles: decide exactly where a double cannot
-        tn = V.type_name(x)
-        out = None
-        if c_int is not None:
-            out = F.when(tn.isin("int", "long"), _three_way(V.as_long(x), F.lit(c_int)))
-            xd = V.as_double(x)
-            out = out.when((tn == "double") & (F.abs(xd) < F.lit(9.2e18)), _three_way(xd.cast("bigint"), F.lit(c_int)))
-        if cdec is not None:
-            dx = _three_way(V.as_decimal(x), cdec)
-            out = F.when(V.as_decimal(x).isNotNull(), dx) if out is None else out.when(V.as_decimal(x).isNotNull(), dx)
-        return F.lit(0) if out is None else out.otherwise(F.lit(0))
+        def decide(tn: Column) -> Column:
+            out = None
+            if c_int is not None:
+                out = F.when(tn.isin("int", "long"), _direct(V.as_long(x), F.lit(c_int), op))
+                out = out.when((tn == "double") & (F.abs(xd) < F.lit(9.2e18)), _direct(xd.cast("bigint"), F.lit(c_int), op))
+            if cdec is not None:
+                dx = V.as_decimal(x)
+                out = (F.when(dx.isNotNull(), _direct(dx, cdec, op)) if out is None
+                       else out.when(dx.isNotNull(), _direct(dx, cdec, op)))
+            return F.lit(eq) if out is None else out.otherwise(F.lit(eq))
+        if c_int is None and cdec is None:
+            return F.lit(eq)
+        return let(V.type_name(x), decide)
 
     def pred(x: Column) -> Column:
-        xd = V.as_double(x)
-        cmp = F.when(xd < cd, F.lit(-1)).when(xd > cd, F.lit(1)).otherwise(tie(x))
-        return nn(V.is_number(x) & ~F.isnan(xd) & _cmp_result(cmp, op))
+        return let(V.as_double(x), lambda xd: nn(
+            xd.isNotNull() & ~F.isnan(xd)
+            & F.when(xd < cd, F.lit(lt)).when(xd > cd, F.lit(gt)).otherwise(tie(x, xd))))
 
     return pred
 
@@ -206,33 +221,29 @@ def cmp_pred(op: str, c: Any) -> Pred:
     if tn in M.NUMBER_TYPES:
         return _num_pred(op, c)
     if tn == "string":
-        lit = F.lit(c)
-        return lambda x: nn(V.is_string(x) & _cmp_result(_three_way(V.as_string(x), lit), op))
+        return lambda x: nn(_direct(V.as_string(x), F.lit(c), op))
     if tn == "bool":
-        lit = F.lit(c)
-        return lambda x: nn(V.is_bool(x) & _cmp_result(_three_way(V.as_bool_raw(x), lit), op))
+        return lambda x: nn(_direct(V.as_bool_raw(x), F.lit(c), op))
     if tn == "date":
         d = c if c.tzinfo else c.replace(tzinfo=ejson.UTC)
         delta = d - ejson.EPOCH
         micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-        lit = F.timestamp_micros(F.lit(micros))
-        return lambda x: nn(V.is_date(x) & _cmp_result(_three_way(V.as_timestamp(x), lit), op))
+        return lambda x: nn(_direct(V.as_timestamp(x), F.timestamp_micros(F.lit(micros)), op))
     if tn == "objectId":
-        lit = F.lit(str(c))
-        return lambda x: nn((V.type_name(x) == "objectId") & _cmp_result(_three_way(V.oid_hex(x), lit), op))
+        return lambda x: nn((V.type_name(x) == "objectId") & _direct(V.oid_hex(x), F.lit(str(c)), op))
     if tn == "binData":
         lit = F.struct(F.lit(len(c)).alias("n"), F.lit(bytearray(c)).cast("binary").alias("b"))
 
         def bin_pred(x: Column) -> Column:
-            b = F.try_variant_get(x, "$", "binary")
-            key = F.struct(F.length(b).alias("n"), b.alias("b"))
-            return nn((V.type_name(x) == "binData") & _cmp_result(_three_way(key, lit), op))
+            b = F.when(V.type_name(x) == "binData", F.try_variant_get(x, "$", "binary"))
+            return nn(let(b, lambda bv: _direct(F.struct(F.length(bv).alias("n"), bv.alias("b")), lit, op)
+                          & bv.isNotNull()))
         return bin_pred
     lit = V.lit_value(c)
     is_kind = V.is_array if tn == "array" else V.is_object
     if op == "$eq":
         return lambda x: nn(is_kind(x) & V.equal(x, lit))
-    return lambda x: nn(is_kind(x) & _cmp_result(V.compare(x, lit), op))
+    return lambda x: nn(is_kind(x) & _direct(V.compare(x, lit), F.lit(0), op))
 
 
 def regex_pred(pattern: str, options: str) -> Pred:
@@ -275,8 +286,7 @@ def type_pred(spec: Any) -> Pred:
 def mod_pred(arg: list) -> Pred:
     d, r = M.mod_args(arg)
 
-    def pred(x: Column) -> Column:
-        tn = V.type_name(x)
+    def with_type(x: Column, tn: Column) -> Column:
         xd = V.as_double(x)
         t = F.coalesce(
             V.as_long(x),
@@ -287,7 +297,8 @@ def mod_pred(arg: list) -> Pred:
         if d == -1:
             return nn(t.isNotNull() & F.lit(r == 0))
         return nn(t % F.lit(d) == F.lit(r))
-    return pred
+
+    return lambda x: let(V.type_name(x), lambda tn: with_type(x, tn))
 
 
 def size_pred(n: Any) -> Pred:

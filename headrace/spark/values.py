@@ -215,8 +215,9 @@ _NTZ_EPOCH = "TIMESTAMP_NTZ'1970-01-01 00:00:00'"
 
 
 def _ntz_to_ts(ntz: Column) -> Column:
-    micros = F.timestampdiff("MICROSECOND", F.expr(_NTZ_EPOCH), ntz)
-    return F.timestamp_micros(micros)
+    """A TIMESTAMP_NTZ read as UTC wall time, as an instant (independent of the session zone)."""
+    secs = (ntz - F.expr(_NTZ_EPOCH)).cast("decimal(38,6)")
+    return F.timestamp_micros((secs * 1_000_000).cast("bigint"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -339,7 +340,7 @@ def is_missing(v: Column) -> Column:
 
 
 def is_null_or_missing(v: Column) -> Column:
-    return F.coalesce(F.is_variant_null(v), F.lit(True))
+    return let(v, lambda x: x.isNull() | F.is_variant_null(x))
 
 
 def _code_in(v: Column, codes: tuple[int, ...]) -> Column:

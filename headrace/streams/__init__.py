@@ -39,7 +39,7 @@ Guarantees
   is limited to what a crashed worker delivered after its last checkpoint).
 - No retention: records are kept until the stream directory is deleted.
 """
-from .errors import (CorruptLog, InvalidArgument, LeaseLost, MergeNotAdjacent, ShardClosed, ShardUnknown,
+from .errors import (CorruptLog, InvalidArgument, MergeNotAdjacent, ShardClosed, ShardUnknown,
                      SplitKeyOutOfRange, StreamError, StreamExists, StreamUnknown)
 from .leases import Lease, LeaseTable, Worker
 from .log import Record
@@ -47,7 +47,7 @@ from .stream import (MAX_HASH, PutResult, Shard, Stream, create_stream, hash_key
                      watermark_partitions)
 
 __all__ = [
-    "CorruptLog", "InvalidArgument", "LeaseLost", "MergeNotAdjacent", "ShardClosed", "ShardUnknown",
+    "CorruptLog", "InvalidArgument", "MergeNotAdjacent", "ShardClosed", "ShardUnknown",
     "SplitKeyOutOfRange", "StreamError", "StreamExists", "StreamUnknown", "Lease", "LeaseTable", "Worker",
     "Record", "MAX_HASH", "PutResult", "Shard", "Stream", "create_stream", "hash_key", "list_streams",
     "readable", "watermark_partitions",

@@ -47,14 +47,21 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def parse_put_lines(lines: list[str]) -> list[tuple]:
+def parse_put_lines(lines: "list[str] | list[bytes]") -> list[tuple]:
     """Validate every input line (1-based numbers in errors) before anything is written.
 
     A line is ``{"key": "<non-empty string>", "data": <any JSON>}`` or
-    ``{"key": ..., "raw": "<text stored as is>"}``. Blank lines are not records and are skipped.
+    ``{"key": ..., "raw": "<text stored as is>"}``, in UTF-8. Blank lines are not records and
+    are skipped.
     """
     out: list[tuple] = []
     for n, line in enumerate(lines, 1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidArgument(f"stdin line {n}: not UTF-8 ({exc}); nothing was written",
+                                      code="INPUT_INVALID") from None
         if not line.strip():
             continue
         try:
@@ -96,7 +103,10 @@ def cmd_create(args: argparse.Namespace) -> int:
 
 
 def cmd_put(args: argparse.Namespace) -> int:
-    records = parse_put_lines(sys.stdin.read().splitlines())
+    buf = getattr(sys.stdin, "buffer", None)
+    data = buf.read() if buf is not None else sys.stdin.read()
+    # split on newlines only: JSON strings may hold U+2028 and friends, which splitlines() splits on
+    records = parse_put_lines(data.split(b"\n" if isinstance(data, bytes) else "\n"))
     with Stream(args.home, args.name) as s:
         for i in range(0, len(records), PUT_CHUNK):
             chunk = records[i:i + PUT_CHUNK]

@@ -1,7 +1,8 @@
 """Errors of the sharded stream service, each with a stable code.
 
 User errors (exit code 2 on the CLI) are :class:`StreamError` subclasses; :class:`CorruptLog`
-and :class:`LeaseLost` are runtime conditions (exit code 1).
+is a runtime condition (exit code 1). A worker that loses a lease does not raise: it reports a
+``lease_lost`` event (see :mod:`headrace.streams.leases`).
 """
 from __future__ import annotations
 
@@ -46,11 +47,4 @@ class CorruptLog(StreamError):
     """A shard log or the index has a bad record where durable data must be."""
 
     code = "STREAM_CORRUPT"
-    exit_code = 1
-
-
-class LeaseLost(StreamError):
-    """The worker no longer holds a lease it was using (taken over after expiry)."""
-
-    code = "LEASE_LOST"
     exit_code = 1

@@ -42,10 +42,9 @@ import time
 import uuid
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .errors import InvalidArgument, LeaseLost
+from .errors import InvalidArgument
 from .log import Record
 from .stream import Meta, Stream, check_name, file_lock, write_json_atomic
 

@@ -139,7 +139,7 @@ def list_streams(home: "str | os.PathLike[str] | None" = None) -> list[str]:
     d = streams_dir(home)
     if not d.is_dir():
         return []
-    return sorted(p.name for p in d.iterdir() if (p / "stream.json").is_file())
+    return sorted(p.name for p in d.iterdir() if not p.name.startswith(".") and (p / "stream.json").is_file())
 
 
 def parse_hash_key(text: "str | int") -> int:
@@ -261,11 +261,17 @@ class Stream:
         self.close()
 
     # ---- writes ----------------------------------------------------------------------------
-    @staticmethod
-    def _route(meta: Meta, hk: int) -> Shard:
+    def _router(self, meta: Meta) -> Callable[[bytes], str]:
+        """Partition key (UTF-8) -> id of the open shard owning its hash key."""
         shards = meta.open_shards()
-        i = bisect_right([s.start for s in shards], hk) - 1
-        return shards[i]
+        starts = [s.start for s in shards]
+        ids = [s.id for s in shards]
+        md5 = hashlib.md5
+
+        def route(kb: bytes) -> str:
+            return ids[bisect_right(starts, int.from_bytes(md5(kb).digest(), "big")) - 1]
+
+        return route
 
     def put(self, key: str, data: Any = None, *, raw: str | None = None) -> PutResult:
         """Put one record (``data`` as JSON, or ``raw`` text as is); durable when it returns."""
@@ -299,10 +305,10 @@ class Stream:
         results: list[PutResult | None] = [None] * len(items)
         pending = items
         while pending:
-            meta = self.meta()
+            route = self._router(self.meta())
             groups: dict[str, list[tuple[int, bytes, bytes]]] = {}
             for it in pending:
-                groups.setdefault(self._route(meta, hash_key(it[1].decode("utf-8"))).id, []).append(it)
+                groups.setdefault(route(it[1]), []).append(it)
             pending = []
             for sid, group in groups.items():
                 lg = self.log(sid)

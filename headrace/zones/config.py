@@ -63,7 +63,7 @@ WINDOW = re.compile(r"^\s*([01]?\d|2[0-3]):([0-5]\d)\s*-\s*([01]?\d|2[0-3]):([0-
 class ZoneSpec:
     name: str
     kind: str                  # "postgres" | "store"
-    target: str                # DSN or SQLite directory
+    target: str = field(repr=False)   # DSN (may hold a password: not in repr) or SQLite directory
     value: Any                 # the zone field's value for documents written here
     field: str                 # config path, for messages ("zones.alfa.postgres")
     options: Mapping[str, Any] = field(default_factory=dict)   # postgres store options

@@ -112,9 +112,10 @@ class ShardKeyError(ValueError):
         self.field = field
 
 
-def shard_key_values(doc: dict, fields: tuple[str, ...]) -> tuple:
-    """The document's shard-key values in key order; :class:`ShardKeyError` names a missing field."""
-    out = []
+def shard_key(doc: dict, fields: tuple[str, ...]) -> tuple[tuple, tuple]:
+    """``(values, comparable key)`` of a document's shard key; :class:`ShardKeyError` names a
+    missing field, or one holding an array or a value with no BSON order."""
+    vals, keys = [], []
     for f in fields:
         v = get_path(doc, f)
         if v is _MISSING:
@@ -122,11 +123,16 @@ def shard_key_values(doc: dict, fields: tuple[str, ...]) -> tuple:
         if isinstance(v, (list, tuple)):
             raise ShardKeyError(f, f"shard key field {f!r} is an array; shard key values cannot be arrays")
         try:
-            type_rank(v)
+            keys.append(sort_key(v))
         except TypeError as exc:
             raise ShardKeyError(f, f"shard key field {f!r}: {exc}") from exc
-        out.append(v)
-    return tuple(out)
+        vals.append(v)
+    return tuple(vals), tuple(keys)
+
+
+def shard_key_values(doc: dict, fields: tuple[str, ...]) -> tuple:
+    """The document's shard-key values in key order (see :func:`shard_key`)."""
+    return shard_key(doc, fields)[0]
 
 
 def key_of(values: tuple) -> tuple:

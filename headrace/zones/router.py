@@ -11,8 +11,9 @@ Writing a batch (:meth:`ZoneRouter.write`):
    zone whose range holds the key (min inclusive, max exclusive, MongoDB comparison order), else
    the default zone.
 2. Documents are grouped per zone and each group is written with ``merge_many`` on that zone's
-   own worker thread; groups for different zones run in parallel. Documents without ``_id`` get a
-   fresh ObjectId for every attempt, so the insert time in ``_id`` tells attempts apart.
+   own worker thread; groups for different zones run in parallel. A document without ``_id``
+   gets a fresh ObjectId for every attempt, made by the writer before it sends the write (as a
+   driver does), so the time in ``_id`` orders attempts: the first attempt is the "first inserted".
 3. A group that fails with a connection/server error, or is not acknowledged within
    ``writer.writeTimeoutMs``, marks its zone down; each of its documents gets the next zone's
    value in the zone field (zones in configuration order, cyclic, skipping down zones and zones
@@ -53,7 +54,7 @@ from ..connections import Connection, Registry
 from ..errors import ConfigError, HeadraceError
 from ..store.base import Collection, MergeSpec, WriteResult
 from .config import RangeSpec, ZonedConfig, ZoneSpec, parse
-from .order import ShardKeyError, get_path, has_path, key_of, set_path, shard_key_values
+from .order import ShardKeyError, has_path, key_of, set_path, shard_key
 
 log = logging.getLogger("headrace.zones")
 
@@ -255,6 +256,7 @@ class ZoneRouter:
         rs = sorted(ranges, key=lambda r: r.min_key)
         self._ranges = rs
         self._mins = [r.min_key for r in rs]
+        self._maxs = [r.max_key for r in rs]
 
     def set_ranges(self, ranges: list[dict]) -> None:
         """Replace the zone ranges (validated like the YAML; ``ConfigError`` on bad ranges)."""
@@ -265,18 +267,22 @@ class ZoneRouter:
         log.info("zoned connection %r: zone ranges changed (%d range(s)); run the balancer to move documents",
                  self.name, len(cfg.ranges))
 
+    def zone_for_key(self, k: tuple) -> str | None:
+        """The zone whose range holds this comparable shard key (:func:`~.order.shard_key`), or None."""
+        mins, maxs, ranges = self._mins, self._maxs, self._ranges
+        i = bisect.bisect_right(mins, k) - 1
+        if i >= 0 and k < maxs[i]:
+            return ranges[i].zone
+        return None
+
     def zone_for_values(self, values: tuple) -> str | None:
         """The zone whose range holds these shard-key values, or None."""
-        k = key_of(values)
-        i = bisect.bisect_right(self._mins, k) - 1
-        if i >= 0 and k < self._ranges[i].max_key:
-            return self._ranges[i].zone
-        return None
+        return self.zone_for_key(key_of(values))
 
     def range_zone(self, doc: dict) -> str | None:
         """The zone a stored document belongs in by the ranges; None when no range holds it."""
         try:
-            return self.zone_for_values(shard_key_values(doc, self.cfg.shard_key))
+            return self.zone_for_key(shard_key(doc, self.cfg.shard_key)[1])
         except ShardKeyError:
             return None
 
@@ -287,8 +293,7 @@ class ZoneRouter:
         if w.home_zone is not None and (w.set_zone_field == "always"
                                         or (w.set_zone_field == "ifMissing" and not has_path(doc, zf))):
             doc = set_path(doc, zf, self.cfg.zone(w.home_zone).value)
-        values = shard_key_values(doc, self.cfg.shard_key)
-        return doc, self.zone_for_values(values) or self.cfg.default_zone
+        return doc, self.zone_for_key(shard_key(doc, self.cfg.shard_key)[1]) or self.cfg.default_zone
 
     # -- state --------------------------------------------------------------------------------
     def is_up(self, zone: str) -> bool:

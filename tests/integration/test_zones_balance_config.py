@@ -39,7 +39,7 @@ def test_balancer_moves_documents_after_a_range_change_while_reads_stay_correct(
     assert st["violations"] == 100
     assert st["zones"]["bravo"]["violationsByTarget"] == {"charlie": 50}
     assert st["zones"]["charlie"]["violationsByTarget"] == {"alfa": 50}
-    b = c.balancer(docs_per_second=400, batch_size=10).start()
+    b = c.balancer(docs_per_second=200, batch_size=10).start()
     reads = 0
     while b.running or reads == 0:
         got = sorted(ejson.dumps(d["_id"]) for d in c.find())

@@ -110,12 +110,12 @@ def test_write_that_times_out_but_commits_makes_a_duplicate_reads_resolve(pg2, z
     c.merge_many([{"message_id": 0, "userid": 0}, {"message_id": -1, "userid": 0, "datacenter": "bravo"}], INSERT)
     with psycopg.connect(pg2[0].dsn, autocommit=True) as a:     # alfa acknowledges late, but commits
         a.execute(f'CREATE FUNCTION "{schema}".nap() RETURNS trigger LANGUAGE plpgsql AS '
-                  "$$BEGIN PERFORM pg_sleep(1.5); RETURN NEW; END$$")
+                  "$$BEGIN PERFORM pg_sleep(2.5); RETURN NEW; END$$")
         a.execute(f'CREATE TRIGGER nap AFTER INSERT ON "{schema}".msgs FOR EACH ROW WHEN (NEW.doc ? \'slow\') '
                   f'EXECUTE FUNCTION "{schema}".nap()')
     t0 = time.monotonic()
     r = c.merge_many([{"message_id": i, "userid": i, **({"slow": True} if i == 1 else {})} for i in range(1, 6)], INSERT)
-    assert time.monotonic() - t0 < 1.4 and r.errors == [] and r.inserted == 5
+    assert time.monotonic() - t0 < 2.2 and r.errors == [] and r.inserted == 5   # did not wait for the commit
     st = c.stats()["zones"]["alfa"]
     assert st["up"] is False and st["timeouts"] == 1 and "may still complete" in st["lastError"]
     assert wait_for(lambda: len(rows(pg2[0], schema)) == 6, timeout=10)        # the late commit landed

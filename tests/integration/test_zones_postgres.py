@@ -6,7 +6,7 @@ import pytest
 
 from headrace import ejson
 from headrace.collections import open_collection
-from headrace.connections import Connection, load_registry
+from headrace.connections import load_registry
 from headrace.errors import ConfigError
 from headrace.store.base import MergeSpec
 from headrace.store.postgres import PostgresStore

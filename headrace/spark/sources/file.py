@@ -2,7 +2,8 @@
 
 Offsets are line numbers (``{"line": n}``); each micro-batch admits at most
 ``maxRecordsPerBatch`` lines, read as ``parallelism`` input partitions by byte ranges found at
-planning. Arrival is the read instant; event time without ``timeField`` is the arrival. The
+planning. With option ``tickMs`` set, an idle file yields one clock-tick row per ``tickMs`` so
+idle timeouts and processing-time windows advance without data. Arrival is the read instant; event time without ``timeField`` is the arrival. The
 file may grow while the processor runs (lines are picked up at the next planning); a line that
 is not a JSON object goes to the DLQ with its raw text. One watermark partition, "0".
 """
@@ -15,7 +16,7 @@ from typing import Any, Iterator
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from ...spec import defaults
-from . import DATA, SOURCE_SCHEMA
+from . import DATA, SOURCE_SCHEMA, TICK
 
 
 class FileDataSource(DataSource):
@@ -29,12 +30,12 @@ class FileDataSource(DataSource):
     def streamReader(self, schema: Any) -> "FileReader":
         o = self.options
         return FileReader(o["path"], int(o.get("maxRecordsPerBatch", defaults.MAX_RECORDS_PER_BATCH)),
-                          int(o.get("parallelism", 2)))
+                          int(o.get("parallelism", 2)), int(o.get("tickMs", 0)))
 
 
 class FileReader(DataSourceStreamReader):
-    def __init__(self, path: str, max_rows: int, parallelism: int):
-        self.path, self.max_rows, self.parallelism = path, max_rows, max(1, parallelism)
+    def __init__(self, path: str, max_rows: int, parallelism: int, tick_ms: int = 0):
+        self.path, self.max_rows, self.parallelism, self.tick_ms = path, max_rows, max(1, parallelism), tick_ms
         self._index: list[int] = [0]   # byte offset of each line start seen so far
 
     def _scan(self) -> None:
@@ -55,12 +56,21 @@ class FileReader(DataSourceStreamReader):
 
     def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
         self._scan()
-        lo = (start or {"line": 0})["line"]
-        return {"line": min(len(self._index) - 1, lo + self.max_rows)}
+        start = start or {"line": 0}
+        lo = start["line"]
+        hi = min(len(self._index) - 1, lo + self.max_rows)
+        tick = start.get("tick", 0)
+        if hi == lo and self.tick_ms:
+            import time
+
+            tick = max(tick, int(time.time() * 1000) // self.tick_ms)
+        return {"line": hi, "tick": tick} if self.tick_ms else {"line": hi}
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         self._scan()
         lo, hi = start["line"], end["line"]
+        if hi == lo:
+            return [InputPartition((self.path, lo, hi, self._index[lo]))]  # a clock tick
         n = max(1, min(self.parallelism, (hi - lo) // 10_000 or 1))
         step = (hi - lo + n - 1) // n or 1
         return [InputPartition((self.path, a, min(a + step, hi), self._index[a]))
@@ -71,6 +81,9 @@ class FileReader(DataSourceStreamReader):
 
         path, lo, hi, byte = partition.value
         now = _dt.datetime.now(_dt.timezone.utc)
+        if hi == lo:
+            yield ("0", -1, now, None, None, None, TICK, now, None)
+            return
         with open(path, "rb") as f:
             f.seek(byte)
             for i in range(lo, hi):

@@ -16,6 +16,8 @@ query only).
 - One input partition per shard with rows in the batch; rows in sequence order.
 - With a row limit, rows are shared among the readable shards round-robin (every shard with
   data gets at least one row while the limit allows).
+- ``Trigger.AvailableNow``: the query reads what every shard holds when it starts (shards
+  created later are not read), still parent-first, then stops.
 
 Row schema (the engine depends on it): ``partition`` shard id, ``offset`` sequence number,
 ``arrival`` arrival time (UTC), ``raw`` the record's data text, ``doc``/``error`` from
@@ -25,11 +27,11 @@ Row schema (the engine depends on it): ``partition`` shard id, ``offset`` sequen
 from __future__ import annotations
 
 import datetime as _dt
-from pathlib import Path
 from typing import Iterator, Sequence
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows
+from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows,
+                                              SupportsTriggerAvailableNow)
 
 from ...connections import headrace_home
 from ...streams.errors import InvalidArgument
@@ -68,7 +70,7 @@ def _ends(stream: Stream, meta: Meta) -> dict[str, int]:
     return {s.id: (s.end_seq if not s.open else stream.count(s.id)) for s in meta.shards.values()}
 
 
-class StreamReader(DataSourceStreamReader):
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, options: dict):
         opts = {k.lower(): v for k, v in options.items()}
         name = opts.get("stream")
@@ -91,12 +93,16 @@ class StreamReader(DataSourceStreamReader):
             raise InvalidArgument(f"headrace_stream: startingPosition must be 'earliest' or 'latest', found"
                                   f" {self.starting!r}", code="SOURCE_OPTION")
         self._stream = Stream(self.home, name)  # raises StreamUnknown early
+        self._target: dict[str, int] | None = None  # Trigger.AvailableNow: read no further
 
     def initialOffset(self) -> dict:
         meta = self._stream.meta()
         if self.starting == "latest":
             return dict(sorted(_ends(self._stream, meta).items()))
         return {sid: 0 for sid in sorted(meta.shards)}
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = _ends(self._stream, self._stream.meta())
 
     def getDefaultReadLimit(self) -> ReadLimit:
         return ReadMaxRows(self.max_records) if self.max_records else ReadAllAvailable()
@@ -105,6 +111,8 @@ class StreamReader(DataSourceStreamReader):
         meta = self._stream.meta()
         pos = {k: int(v) for k, v in start.items()}
         ends = _ends(self._stream, meta)
+        if self._target is not None:
+            ends = {k: min(v, self._target.get(k, 0)) for k, v in ends.items()}
         avail = {s.id: ends[s.id] - pos.get(s.id, 0) for s in readable(meta, pos)}
         avail = {k: v for k, v in avail.items() if v > 0}
         total = sum(avail.values())

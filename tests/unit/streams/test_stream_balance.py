@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 
-from headrace.streams import LeaseTable, Stream, create_stream
+from headrace.streams import LeaseTable, create_stream
 
 from stream_helpers import PY, ROOT, child_env
 

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 
 import pytest
 
 from headrace.cli import main
 from headrace.streams import MAX_HASH, Stream, create_stream
 
-from stream_helpers import cli, cli_json, drain_order
+from stream_helpers import PY, child_env, cli, cli_json, drain_order
 
 
 def _lines(text: str) -> list[dict]:
@@ -110,6 +111,19 @@ def test_bad_input(home, args, stdin, code, words, monkeypatch, capsys):
     assert out == ""
     assert json.dumps(Stream(home, "s").describe()) == before  # nothing changed
     assert [r.key for r in drain_order(Stream(home, "s"))] == ["x"]
+
+
+def test_put_line_handling(home):
+    create_stream(home, "s", 1)
+    # U+2028 inside a JSON string is one line; CRLF line ends are fine; blank lines are skipped
+    p = cli("stream", "put", "s", "--home", home, check=True,
+            input='{"key": "a", "data": {"t": "x\u2028y"}}\r\n\n{"key": "b", "data": 2}\n')
+    assert [a["seq"] for a in _lines(p.stdout)] == [0, 1]
+    assert [r.data for r in Stream(home, "s").read("shard-000000")] == ['{"t":"x\u2028y"}', "2"]
+    p = subprocess.run([PY, "-m", "headrace.cli", "stream", "put", "s", "--home", str(home)], capture_output=True,
+                       input=b'{"key": "c", "data": 1}\n{"key": "\xff", "data": 1}\n', env=child_env(), timeout=60)
+    assert p.returncode == 2 and p.stderr.decode().startswith("error [INPUT_INVALID]: stdin line 2: not UTF-8")
+    assert Stream(home, "s").count("shard-000000") == 2
 
 
 def test_merge_errors_after_split(home):

@@ -14,7 +14,7 @@ from zones_helpers import registry_with, zoned_options
 
 @pytest.fixture
 def setup(tmp_path):
-    reg = registry_with(tmp_path, {"events": zoned_options(tmp_path), "plain": {"type": "store", "path": str(tmp_path / "p")}})
+    registry_with(tmp_path, {"events": zoned_options(tmp_path), "plain": {"type": "store", "path": str(tmp_path / "p")}})
     a = SQLiteStore(tmp_path / "alfa").collection("app", "msgs")
     b = SQLiteStore(tmp_path / "bravo").collection("app", "msgs")
     a.insert_many([{"_id": ejson.ObjectId(b"\x00\x00\x00\x01" + b"\x00" * 8), "message_id": 1, "datacenter": "alfa", "userid": 1},

@@ -102,13 +102,13 @@ def test_reads_stay_correct_while_the_balancer_runs(tmp_path):
         {"zone": "alfa", "min": {"datacenter": "alfa", "userid": "$minKey"}, "max": {"datacenter": "alfa", "userid": "$maxKey"}},
         {"zone": "alfa", "min": {"datacenter": "bravo", "userid": "$minKey"}, "max": {"datacenter": "bravo", "userid": "$maxKey"}},
     ])
-    b = c.balancer(docs_per_second=600, batch_size=3).start()
+    b = c.balancer(docs_per_second=300, batch_size=3).start()
     reads = 0
     while b.running or reads == 0:
         got = [ejson.dumps(d["_id"]) for d in c.find()]
         assert len(got) == len(set(got)) == 2 * n and set(got) == ids
         reads += 1
-    assert b.join()["moved"] == n and reads >= 3
+    assert b.join()["moved"] == n and reads >= 2
     assert c.status()["zones"]["bravo"]["count"] == 0
 
 

@@ -1,0 +1,142 @@
+"""headrace through its public API: a ``file`` connection over the input JSON-lines file, the
+pipeline parsed by ``headrace.spec.parse_pipeline`` and run by ``headrace.spark.engine.Processor``
+on ``headrace.spark.session.get_spark()``.
+
+Windowed results go to the embedded store (``$merge`` into ``store``, under a per-run headrace
+home); the pass-through writes JSON lines with ``$emit: {path}``. ``on_output`` is called after
+the sink write of each micro-batch: that instant is "written".
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(__file__))
+from runner_util import Events, hard_exit_after, load_config, passthrough_latencies, stop_requested  # noqa: E402
+
+WINDOW = {"size": 10, "unit": "second"}
+
+
+def pipelines(cfg: dict) -> list:
+    """The four benchmark pipelines (also shown in RESULTS.md)."""
+    wl = cfg["workload"]
+    conf = {"maxRecordsPerBatch": cfg.get("max_records_per_batch", 100_000),
+            "parallelism": cfg.get("parallelism", 2)}
+    store = {"connectionName": "store", "db": "bench", "coll": wl}
+    if wl == "solar":
+        return [
+            {"$source": {"connectionName": "in", "timeField": {"$dateFromString": {"dateString": "$timestamp"}},
+                         "config": conf}},
+            {"$match": {"event_type": 0}},
+            {"$tumblingWindow": {"interval": WINDOW, "pipeline": [
+                {"$group": {"_id": "$device_id", "avg": {"$avg": "$obs.watts"}, "max": {"$max": "$obs.watts"},
+                            "n": {"$count": {}}}}]}},
+            {"$project": {"_id": 0, "device_id": "$_id", "avg": 1, "max": 1, "n": 1}},
+            {"$merge": {"into": store}}]
+    nexmark_src = {"$source": {"connectionName": "in", "timeField": {"$dateFromString": {"dateString": "$dateTime"}},
+                               "config": conf}}
+    if wl == "q5":
+        return [
+            nexmark_src,
+            {"$match": {"event_type": 2}},
+            {"$hoppingWindow": {"interval": WINDOW, "hopSize": {"size": 2, "unit": "second"}, "pipeline": [
+                {"$group": {"_id": "$bid.auction", "n": {"$count": {}}}},
+                {"$sort": {"n": -1, "_id": 1}},
+                {"$limit": 1}]}},
+            {"$project": {"_id": 0, "auction": "$_id", "n": 1}},
+            {"$merge": {"into": store}}]
+    if wl == "q7":
+        return [
+            nexmark_src,
+            {"$match": {"event_type": 2}},
+            {"$tumblingWindow": {"interval": WINDOW, "pipeline": [
+                {"$group": {"_id": None, "top": {"$top": {
+                    "sortBy": {"bid.price": -1, "bid.auction": 1, "bid.bidder": 1},
+                    "output": {"price": "$bid.price", "auction": "$bid.auction", "bidder": "$bid.bidder"}}}}}]}},
+            {"$project": {"_id": 0, "price": "$top.price", "auction": "$top.auction", "bidder": "$top.bidder"}},
+            {"$merge": {"into": store}}]
+    return [
+        {"$source": {"connectionName": "in", "config": conf}},
+        {"$match": {"event_type": 0, "obs.watts": {"$gte": 100}}},
+        {"$project": {"device_id": 1, "watts": "$obs.watts", "ts": "$timestamp", "arr": 1}},
+        {"$emit": {"path": str(Path(cfg["out_dir"]) / "results.jsonl")}}]
+
+
+def _ms(d) -> int:
+    if isinstance(d, _dt.datetime):
+        if d.tzinfo is None:
+            d = d.replace(tzinfo=_dt.timezone.utc)
+        return int(round(d.timestamp() * 1000))
+    return int(d)
+
+
+def _num(v):
+    return v if v is None or isinstance(v, (int, float)) else (float(v) if "." in str(v) else int(v))
+
+
+def main() -> None:
+    cfg = load_config()
+    ev = Events(cfg["events_file"])
+    from headrace.connections import load_registry
+    from headrace.spark.session import get_spark
+    from headrace.spec import parse_pipeline
+    from headrace.validate import check_connections
+
+    get_spark()
+    from headrace.spark.engine import Processor, RunOptions
+
+    wl = cfg["workload"]
+    reg = load_registry(home=cfg["home"], extra={"in": {"type": "file", "path": cfg["input_file"]}})
+    parsed = parse_pipeline({"pipeline": pipelines(cfg)})
+    check_connections(parsed, reg)
+    Path(cfg["out_dir"]).mkdir(parents=True, exist_ok=True)
+
+    def on_output(docs: list[dict]) -> None:
+        t = time.time()
+        if wl == "passthrough":
+            arrs = [d.get("arr") for d in docs if d.get("arr") is not None]
+            ev.emit("out", t=t, n=len(docs), backlog=len(docs) - len(arrs), lat=passthrough_latencies(arrs, t))
+            return
+        rows = []
+        for d in docs:
+            w = d["_stream_meta"]["window"]
+            r = {"ws": _ms(w["start"]), "we": _ms(w["end"])}
+            if wl == "solar":
+                r.update(k=d.get("device_id"), avg=_num(d.get("avg")), max=_num(d.get("max")), n=_num(d.get("n")))
+            elif wl == "q5":
+                r.update(auction=_num(d.get("auction")), n=_num(d.get("n")))
+            else:
+                r.update(price=_num(d.get("price")), auction=_num(d.get("auction")), bidder=_num(d.get("bidder")))
+            rows.append(r)
+        ev.emit("out", t=t, rows=rows)
+
+    proc = Processor(parsed, RunOptions(name=f"bench_{wl}", checkpoint=Path(cfg["checkpoint"]), registry=reg,
+                                        on_output=on_output))
+    ev.emit("ready")
+
+    def progress(p: Processor) -> None:
+        if stop_requested(cfg):
+            p.stop()
+
+    info: dict = {}
+    try:
+        stats = proc.run(duration_s=cfg.get("max_seconds", 3600), progress=progress)
+        info["stats"] = stats
+    except Exception as exc:  # noqa: BLE001 - reported to the orchestrator
+        info["error"] = f"{type(exc).__name__}: {exc}"
+    if proc.query is not None:
+        info["progress"] = [{"batchId": p["batchId"], "numInputRows": p["numInputRows"],
+                             "durationMs": p["durationMs"]} for p in proc.query.recentProgress]
+    info["batch_seconds"] = proc.latencies
+    ev.emit("end", info=info)
+    ev.close()
+    hard_exit_after(20)
+    get_spark().stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+"""``$literal``: the argument as a constant, unevaluated (``{$literal: "$a"}`` is the string)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import values as V
+from ..registry import Compiled, Ctx, expression
+
+
+@expression("$literal")
+def literal(arg: Any, ctx: Ctx) -> Compiled:
+    return Compiled(V.lit_value(arg))

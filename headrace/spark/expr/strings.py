@@ -1,0 +1,440 @@
+"""Strings: ``$concat $substrCP $substrBytes $substr $toLower $toUpper $split $strLenCP
+$strLenBytes $trim $ltrim $rtrim $indexOfCP $regexMatch $regexFind $regexFindAll $replaceOne
+$replaceAll $strcasecmp``.
+
+MongoDB semantics: ``$concat`` takes strings only (null or missing gives null); ``$substr*``,
+``$toLower``, ``$toUpper`` and ``$strcasecmp`` convert numbers and dates to strings and null or
+missing to ``""``; case mapping and ``$strcasecmp`` touch ASCII letters only; code point (CP)
+operators count Unicode code points, byte operators UTF-8 bytes; ``$split`` splits on a literal
+separator; ``$strLenCP`` / ``$strLenBytes`` of a non-string (null too) is an error; the regex
+operators take PCRE patterns (translated to Java; options ``i m s x``) and give ``false`` / null
+/ ``[]`` for a null or missing input. Errors name the operator and what was found.
+
+Deviations: a regex that is not a constant runs as a Java regex without translation; an
+unmatched capture group of ``$regexFind`` / ``$regexFindAll`` is ``""`` instead of null; doubles
+convert to strings in Java's notation when not integral (``1.0E20``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from ...mql import match as M
+from .. import values as V
+from ..registry import Compiled, Ctx, expression, first_error
+from ._common import (
+    CODE, INT_CODES, compile_args, compile_child, date_ms, dbl, dec, errors_of, found, is_num, iso_string,
+    lng, nullish, operands, v_bool, v_long, v_string, with_codes,
+)
+
+STRING = CODE["string"]
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_UPPER = _LOWER.upper()
+#: what $trim removes by default: ASCII and Unicode white space and NUL
+_WHITESPACE = ("\u0000\u0020\u0009\u000a\u000b\u000c\u000d\u00a0\u1680\u2000\u2001\u2002\u2003"
+               "\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def _str(x: Column) -> Column:
+    return F.try_variant_get(x, "$", "string")
+
+
+def coerce_string(x: Column, c: Column) -> Column:
+    """MongoDB's string conversion for ``$substr`` & co: strings as is, null/missing ``""``,
+    numbers and dates as text; NULL for other types (an error for the caller)."""
+    d = dbl(x)
+    double_text = F.when((F.floor(d) == d) & (F.abs(d) < 1e15), d.cast("bigint").cast("string")) \
+        .otherwise(d.cast("string"))
+    return (F.when(c == STRING, _str(x))
+            .when(nullish(c), F.lit(""))
+            .when(c.isin(*INT_CODES), lng(x).cast("string"))
+            .when(c == CODE["double"], double_text)
+            .when(c == CODE["decimal"], dec(x).cast("string"))
+            .when(c == CODE["date"], iso_string(date_ms(x))))
+
+
+def _coercible(c: Column) -> Column:
+    return (c == STRING) | nullish(c) | is_num(c) | (c == CODE["date"])
+
+
+def _not_string(op: str, x: Column, c: Column, what: str = "a string") -> Column:
+    return F.concat(F.lit(f"{op} requires {what}, found "), found(x, c))
+
+
+# --------------------------------------------------------------------------------- $concat
+
+@expression("$concat")
+def concat(arg: Any, ctx: Ctx) -> Compiled:
+    args = compile_args(operands(arg), ctx, "$concat")
+    if not args:
+        return Compiled(V.lit_value(""))
+    vals = [a.value for a in args]
+
+    def value(xs, cs):
+        any_null = F.lit(False)
+        all_str = F.lit(True)
+        for c in cs:
+            any_null = any_null | nullish(c)
+            all_str = all_str & (c == STRING)
+        return F.when(any_null, V.NULL).when(all_str, v_string(F.concat(*[_str(x) for x in xs])))
+
+    def error(xs, cs):
+        err, seen_null = None, F.lit(False)
+        for x, c in zip(xs, cs):
+            e = F.when(~seen_null & ~nullish(c) & (c != STRING),
+                       F.concat(F.lit("$concat only supports strings, not "), found(x, c)))
+            err = e if err is None else F.coalesce(err, e)
+            seen_null = seen_null | nullish(c)
+        return err
+
+    return Compiled(with_codes(vals, value), errors_of(args, with_codes(vals, error)))
+
+
+# ---------------------------------------------------------------------------- substrings
+
+def _int_arg(op: str, name: str, x: Column, c: Column) -> tuple[Column, Column]:
+    """(BIGINT value, error) of an argument that must be an integral number."""
+    i = V.as_integral(x)
+    err = F.when(~is_num(c), F.concat(F.lit(f"{op}: {name} must be a numeric type, found "), found(x, c))) \
+        .when(i.isNull(), F.concat(F.lit(f"{op}: {name} must be an integral value, found "), found(x, c)))
+    return i, err
+
+
+def _substr(op: str, arg: Any, ctx: Ctx, code_points: bool) -> Compiled:
+    args = compile_args(operands(arg), ctx, op)
+    vals = [a.value for a in args]
+
+    def parts(xs, cs):
+        s = coerce_string(xs[0], cs[0])
+        start, e1 = _int_arg(op, "starting index", xs[1], cs[1])
+        length, e2 = _int_arg(op, "length", xs[2], cs[2])
+        return s, start, length, e1, e2
+
+    def value(xs, cs):
+        s, start, length, _, _ = parts(xs, cs)
+        if code_points:
+            out = F.substring(s, (start + 1).cast("int"), F.greatest(length, F.lit(0)).cast("int"))
+            out = F.when(start >= F.length(s), F.lit("")).otherwise(out)
+        else:
+            b = s.cast("binary")
+            n = F.when(length < 0, F.octet_length(s)).otherwise(length)
+            out = F.when(start >= F.octet_length(s), F.lit("")).otherwise(
+                F.decode(F.substring(b, (start + 1).cast("int"), n.cast("int")), "UTF-8"))
+        return v_string(out)
+
+    def error(xs, cs):
+        s, start, length, e1, e2 = parts(xs, cs)
+        e0 = F.when(~_coercible(cs[0]), F.concat(F.lit(f"{op}: can't convert to string, found "),
+                                                  found(xs[0], cs[0])))
+        errs = [e0, e1, e2]
+        if code_points:
+            errs.append(F.when(start < 0, F.lit(f"{op}: starting index must be non-negative")))
+            errs.append(F.when(length < 0, F.lit(f"{op}: length must be non-negative")))
+        else:
+            b = s.cast("binary")
+            errs.append(F.when(start < 0, F.lit(f"{op}: starting index must be non-negative")))
+            # a cut inside a UTF-8 character is refused
+            def continuation(pos: Column) -> Column:
+                byte = F.hex(F.substring(b, (pos + 1).cast("int"), 1))
+                return (pos < F.octet_length(s)) & (pos > 0) & byte.rlike("^[89AB]")
+            end = start + length
+            errs.append(F.when(continuation(start),
+                               F.lit(f"{op}: invalid range, starting index is a UTF-8 continuation byte")))
+            errs.append(F.when((length >= 0) & continuation(end),
+                               F.lit(f"{op}: invalid range, ending index is in the middle of a UTF-8 character")))
+        return F.coalesce(*errs)
+
+    return Compiled(with_codes(vals, value), errors_of(args, with_codes(vals, error)))
+
+
+@expression("$substrCP")
+def substr_cp(arg: Any, ctx: Ctx) -> Compiled:
+    return _substr("$substrCP", arg, ctx, True)
+
+
+@expression("$substrBytes")
+def substr_bytes(arg: Any, ctx: Ctx) -> Compiled:
+    return _substr("$substrBytes", arg, ctx, False)
+
+
+@expression("$substr")
+def substr(arg: Any, ctx: Ctx) -> Compiled:
+    return _substr("$substr", arg, ctx, False)
+
+
+# ------------------------------------------------------------------------------ case, len
+
+def _ascii_case(op: str, arg: Any, ctx: Ctx, src: str, dst: str) -> Compiled:
+    a = compile_args(operands(arg), ctx, op)[0]
+    value = with_codes([a.value], lambda xs, cs: F.when(
+        _coercible(cs[0]), v_string(F.translate(coerce_string(xs[0], cs[0]), src, dst))))
+    err = with_codes([a.value], lambda xs, cs: F.when(
+        ~_coercible(cs[0]), F.concat(F.lit(f"{op}: can't convert to string, found "), found(xs[0], cs[0]))))
+    return Compiled(value, first_error(a.error, err))
+
+
+@expression("$toLower")
+def to_lower(arg: Any, ctx: Ctx) -> Compiled:
+    return _ascii_case("$toLower", arg, ctx, _UPPER, _LOWER)
+
+
+@expression("$toUpper")
+def to_upper(arg: Any, ctx: Ctx) -> Compiled:
+    return _ascii_case("$toUpper", arg, ctx, _LOWER, _UPPER)
+
+
+def _strlen(op: str, arg: Any, ctx: Ctx, fn) -> Compiled:
+    a = compile_args(operands(arg), ctx, op)[0]
+    value = with_codes([a.value], lambda xs, cs: F.when(cs[0] == STRING, v_long(fn(_str(xs[0])))))
+    err = with_codes([a.value], lambda xs, cs: F.when(cs[0] != STRING, _not_string(op, xs[0], cs[0], "a string argument")))
+    return Compiled(value, first_error(a.error, err))
+
+
+@expression("$strLenCP")
+def str_len_cp(arg: Any, ctx: Ctx) -> Compiled:
+    return _strlen("$strLenCP", arg, ctx, F.length)
+
+
+@expression("$strLenBytes")
+def str_len_bytes(arg: Any, ctx: Ctx) -> Compiled:
+    return _strlen("$strLenBytes", arg, ctx, F.octet_length)
+
+
+@expression("$strcasecmp")
+def strcasecmp(arg: Any, ctx: Ctx) -> Compiled:
+    args = compile_args(arg, ctx, "$strcasecmp")
+    vals = [a.value for a in args]
+
+    def value(xs, cs):
+        a = F.translate(coerce_string(xs[0], cs[0]), _LOWER, _UPPER)
+        b = F.translate(coerce_string(xs[1], cs[1]), _LOWER, _UPPER)
+        return F.when(_coercible(cs[0]) & _coercible(cs[1]),
+                      v_long(F.when(a < b, -1).when(a > b, 1).otherwise(0)))
+
+    def error(xs, cs):
+        return F.coalesce(*[F.when(~_coercible(c), F.concat(F.lit("$strcasecmp: can't convert to string, found "),
+                                                           found(x, c))) for x, c in zip(xs, cs)])
+    return Compiled(with_codes(vals, value), errors_of(args, with_codes(vals, error)))
+
+
+# ----------------------------------------------------------------------------- $split
+
+def _literal_regex(sep: Column) -> Column:
+    """A Java regex matching ``sep`` literally."""
+    return F.concat(F.lit("\\Q"), F.replace(sep, F.lit("\\E"), F.lit("\\E\\\\E\\Q")), F.lit("\\E"))
+
+
+@expression("$split")
+def split(arg: Any, ctx: Ctx) -> Compiled:
+    args = compile_args(arg, ctx, "$split")
+    vals = [a.value for a in args]
+
+    def value(xs, cs):
+        s, sep = _str(xs[0]), _str(xs[1])
+        parts = F.split(s, _literal_regex(sep), -1)
+        ok = (cs[0] == STRING) & (cs[1] == STRING) & (F.length(sep) > 0)
+        return (F.when(nullish(cs[0]) | nullish(cs[1]), V.NULL)
+                .when(ok, V.make_array(F.transform(parts, lambda p: p.cast("variant")))))
+
+    def error(xs, cs):
+        sep = _str(xs[1])
+        return (F.when(nullish(cs[0]) | nullish(cs[1]), F.lit(None).cast("string"))
+                .when(cs[0] != STRING, F.concat(F.lit("$split requires an expression that evaluates to a string "
+                                                      "as a first argument, found "), found(xs[0], cs[0])))
+                .when(cs[1] != STRING, F.concat(F.lit("$split requires an expression that evaluates to a string "
+                                                      "as a second argument, found "), found(xs[1], cs[1])))
+                .when(F.length(sep) == 0, F.lit("$split requires a non-empty separator")))
+    return Compiled(with_codes(vals, value), errors_of(args, with_codes(vals, error)))
+
+
+# ------------------------------------------------------------------------------ trims
+
+def _trim(op: str, fn) -> Any:
+    def impl(arg: dict, ctx: Ctx) -> Compiled:
+        inp = compile_child(arg["input"], ctx, op, "input")
+        chars = compile_child(arg["chars"], ctx, op, "chars") if "chars" in arg else None
+        vals = [inp.value] + ([chars.value] if chars else [])
+
+        def value(xs, cs):
+            trim_set = _str(xs[1]) if chars else F.lit(_WHITESPACE)
+            out = v_string(fn(_str(xs[0]), trim_set))
+            w = F.when(nullish(cs[0]), V.NULL)
+            if chars:
+                w = w.when(nullish(cs[1]), V.NULL).when(cs[1] != STRING, F.lit(None).cast("variant"))
+            return w.when(cs[0] == STRING, out)
+
+        def error(xs, cs):
+            e = F.when(~nullish(cs[0]) & (cs[0] != STRING),
+                       F.concat(F.lit(f"{op} requires its input to be a string, found "), found(xs[0], cs[0])))
+            if chars:
+                e = F.coalesce(e, F.when(~nullish(cs[1]) & (cs[1] != STRING),
+                                         F.concat(F.lit(f"{op} requires 'chars' to be a string, found "),
+                                                  found(xs[1], cs[1]))))
+            return e
+        return Compiled(with_codes(vals, value),
+                        first_error(inp.error, chars.error if chars else None, with_codes(vals, error)))
+    return impl
+
+
+expression("$trim")(_trim("$trim", lambda s, t: F.trim(s, t)))
+expression("$ltrim")(_trim("$ltrim", lambda s, t: F.ltrim(s, t)))
+expression("$rtrim")(_trim("$rtrim", lambda s, t: F.rtrim(s, t)))
+
+
+# ---------------------------------------------------------------------------- $indexOfCP
+
+@expression("$indexOfCP")
+def index_of_cp(arg: Any, ctx: Ctx) -> Compiled:
+    args = compile_args(arg, ctx, "$indexOfCP")
+    vals = [a.value for a in args]
+
+    def value(xs, cs):
+        s, sub = _str(xs[0]), _str(xs[1])
+        n = F.length(s)
+        start = V.as_integral(xs[2]) if len(xs) > 2 else F.lit(0).cast("bigint")
+        end = V.as_integral(xs[3]) if len(xs) > 3 else n.cast("bigint")
+        end = F.least(end, n.cast("bigint"))
+        hay = F.substring(s, 1, end.cast("int"))
+        pos = F.call_function("locate", sub, hay, (start + 1).cast("int")) - 1
+        found_at = F.when((start > n) | (start > end), F.lit(-1)) \
+            .when(F.length(sub) == 0, start).otherwise(pos)
+        return F.when(nullish(cs[0]), V.NULL).when((cs[0] == STRING) & (cs[1] == STRING), v_long(found_at))
+
+    def error(xs, cs):
+        errs = [F.when(~nullish(cs[0]) & (cs[0] != STRING),
+                       F.concat(F.lit("$indexOfCP requires a string as the first argument, found "), found(xs[0], cs[0]))),
+                F.when(~nullish(cs[0]) & (cs[1] != STRING),
+                       F.concat(F.lit("$indexOfCP requires a string as the second argument, found "), found(xs[1], cs[1])))]
+        for i, name in ((2, "starting index"), (3, "ending index")):
+            if len(xs) > i:
+                v = V.as_integral(xs[i])
+                errs.append(F.when(~nullish(cs[0]) & (v.isNull() | (v < 0)),
+                                   F.concat(F.lit(f"$indexOfCP {name} must be a non-negative integer, found "),
+                                            found(xs[i], cs[i]))))
+        return F.coalesce(*errs)
+    return Compiled(with_codes(vals, value), errors_of(args, with_codes(vals, error)))
+
+
+# ------------------------------------------------------------------------------ regexes
+
+def _regex_parts(arg: dict, ctx: Ctx, op: str):
+    """(input Compiled, java pattern Column, group count or None, extra Compiled list)."""
+    inp = compile_child(arg["input"], ctx, op, "input")
+    rx, opts = arg["regex"], arg.get("options", "")
+    if isinstance(rx, dict) and "$literal" in rx:
+        rx = rx["$literal"]
+    lit = M.regex_literal(rx)
+    if lit is not None:
+        rx, lit_opts = lit
+        opts = opts or lit_opts
+    if isinstance(rx, str) and not rx.startswith("$") and isinstance(opts, str):
+        java = M.translate_regex(rx, opts, "java")
+        groups = M.compile_regex(rx, opts).groups
+        return inp, F.lit(java), groups, []
+    if rx is None:
+        return inp, None, 0, []
+    # a pattern computed per document: used as a Java regex with the options inlined
+    rxc = compile_child(rx, ctx, op, "regex")
+    oc = compile_child(opts, ctx, op, "options") if opts != "" else None
+    flags = F.lit("") if oc is None else V.as_string(oc.value)
+    flags = F.regexp_replace(F.coalesce(flags, F.lit("")), "[^imsx]", "")
+    pattern = F.concat(F.when(F.length(flags) > 0, F.concat(F.lit("(?"), flags, F.lit(")"))).otherwise(F.lit("")),
+                       V.as_string(rxc.value))
+    return inp, pattern, None, [rxc] + ([oc] if oc else [])
+
+
+def _regex_op(op: str):
+    def impl(arg: dict, ctx: Ctx) -> Compiled:
+        inp, pattern, groups, extra = _regex_parts(arg, ctx, op)
+
+        def value(xs, cs):
+            x, c = xs[0], cs[0]
+            s = _str(x)
+            if pattern is None:
+                none = {"$regexMatch": V.lit_value(False), "$regexFind": V.NULL, "$regexFindAll": V.lit_value([])}[op]
+                return F.when(c == STRING, none)
+            if op == "$regexMatch":
+                out = v_bool(s.rlike(pattern))
+                empty = V.lit_value(False)
+            elif op == "$regexFind":
+                out = F.when(s.rlike(pattern), _find_one(s, pattern, groups)).otherwise(V.NULL)
+                empty = V.NULL
+            else:
+                out = _find_all(s, pattern, groups)
+                empty = V.lit_value([])
+            return F.when(nullish(c), empty).when(c == STRING, out)
+
+        def error(xs, cs):
+            return F.when(~nullish(cs[0]) & (cs[0] != STRING),
+                          F.concat(F.lit(f"{op} needs 'input' to be of type string, found "), found(xs[0], cs[0])))
+
+        return Compiled(with_codes([inp.value], value),
+                        first_error(inp.error, *[e.error for e in extra], with_codes([inp.value], error)))
+    return impl
+
+
+def _captures(s: Column, pattern: Column, groups: int | None, extract) -> Column:
+    if not groups:
+        return V.lit_value([])
+    return V.make_array([extract(i) for i in range(1, groups + 1)])
+
+
+def _find_one(s: Column, pattern: Column, groups: int | None) -> Column:
+    match = F.regexp_extract(s, pattern, 0)
+    idx = F.regexp_instr(s, pattern) - 1
+    caps = _captures(s, pattern, groups, lambda i: v_string(F.regexp_extract(s, pattern, i)))
+    return V.make_object([("match", v_string(match)), ("idx", v_long(idx)), ("captures", caps)])
+
+
+def _find_all(s: Column, pattern: Column, groups: int | None) -> Column:
+    matches = F.regexp_extract_all(s, pattern, F.lit(0))
+    pieces = F.split(s, pattern, -1)
+    cap_arrays = [F.regexp_extract_all(s, pattern, F.lit(i)) for i in range(1, (groups or 0) + 1)]
+
+    def entry(m: Column, i: Column) -> Column:
+        # the text before match i is pieces[0..i] and matches[0..i-1]
+        before = F.aggregate(F.slice(pieces, 1, i + 1), F.lit(0), lambda acc, p: acc + F.length(p)) + \
+            F.aggregate(F.slice(matches, 1, i), F.lit(0), lambda acc, p: acc + F.length(p))
+        caps = V.make_array([F.coalesce(F.get(ca, i), F.lit("")).cast("variant") for ca in cap_arrays]) \
+            if cap_arrays else V.lit_value([])
+        return V.make_object([("match", v_string(m)), ("idx", v_long(before)), ("captures", caps)])
+
+    return V.make_array(F.transform(matches, entry))
+
+
+for _op in ("$regexMatch", "$regexFind", "$regexFindAll"):
+    expression(_op)(_regex_op(_op))
+
+
+# ---------------------------------------------------------------------------- replace
+
+def _replace(op: str, first_only: bool):
+    def impl(arg: dict, ctx: Ctx) -> Compiled:
+        parts = [compile_child(arg[k], ctx, op, k) for k in ("input", "find", "replacement")]
+        vals = [p.value for p in parts]
+
+        def value(xs, cs):
+            s, f, r = (_str(x) for x in xs)
+            if first_only:
+                pos = F.call_function("locate", f, s, F.lit(1))
+                out = F.when(pos == 0, s).otherwise(F.concat(
+                    F.substring(s, 1, (pos - 1).cast("int")), r,
+                    F.substring(s, (pos + F.length(f)).cast("int"), 2147483647)))
+            else:
+                out = F.when(F.length(f) == 0, s).otherwise(F.replace(s, f, r))
+            any_null = nullish(cs[0]) | nullish(cs[1]) | nullish(cs[2])
+            all_str = (cs[0] == STRING) & (cs[1] == STRING) & (cs[2] == STRING)
+            return F.when(any_null, V.NULL).when(all_str, v_string(out))
+
+        def error(xs, cs):
+            return F.coalesce(*[F.when(~nullish(c) & (c != STRING),
+                                       F.concat(F.lit(f"{op} requires that '{k}' be a string, found "), found(x, c)))
+                                for k, x, c in zip(("input", "find", "replacement"), xs, cs)])
+        return Compiled(with_codes(vals, value), errors_of(parts, with_codes(vals, error)))
+    return impl
+
+
+expression("$replaceOne")(_replace("$replaceOne", True))
+expression("$replaceAll")(_replace("$replaceAll", False))

@@ -1,0 +1,51 @@
+"""Bad input of every kind lands in the DLQ with a reason naming what failed; nothing is dropped."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from headrace.connections import load_registry
+from headrace.testing import run_pipeline
+
+pytestmark = pytest.mark.spark
+
+
+def test_file_source_unparseable_lines_keep_raw_text(spark, tmp_path):
+    f = tmp_path / "in.jsonl"
+    lines = ['{"a": 1, "ts": "2024-05-01T12:00:00Z"}', '{not json', '[1, 2]', '{"a": "x", "ts": "yesterday"}',
+             '{"a": 3, "ts": {"$date": "2024-05-01T12:00:01Z"}}']
+    f.write_text("\n".join(lines) + "\n")
+    reg = load_registry(None, tmp_path / "home", extra={"in": {"type": "file", "path": str(f)}})
+    res = run_pipeline([{"$source": {"connectionName": "in", "timeField": {"$toDate": "$ts"}}},
+                        {"$addFields": {"b": {"$multiply": ["$a", 2]}}}],
+                       registry=reg, max_input=5, strip_meta=True)
+    assert [d["a"] for d in res.outputs] == [1, 3] and [d["b"] for d in res.outputs] == [2, 6]
+    by_doc = {json.dumps(d["doc"], default=str): d for d in res.dlq}
+    assert len(res.dlq) == 3
+    bad = by_doc['"{not json"']
+    assert bad["operatorName"] == "$source" and "not valid JSON" in bad["errInfo"]["reason"]
+    assert by_doc['"[1, 2]"']["errInfo"]["reason"].startswith("Input is not a JSON object")
+    tf = [d for d in res.dlq if isinstance(d["doc"], dict)][0]
+    assert "timeField" in tf["errInfo"]["reason"] and tf["doc"]["a"] == "x"
+    for d in res.dlq:
+        assert d["processorName"] == "test" and d["_stream_meta"]["source"]["type"] == "file"
+
+
+def test_expression_errors_and_sink_errors(spark, tmp_path):
+    reg = load_registry(None, tmp_path / "home")
+    pipe = {"pipeline": [{"$source": {"documents": [{"_id": 1, "a": 4, "b": 2}, {"_id": 2, "a": 1, "b": 0},
+                                                    {"_id": 3, "a": 9, "b": 3}]}},
+                         {"$addFields": {"q": {"$divide": ["$a", "$b"]}}},
+                         {"$merge": {"into": {"connectionName": "store", "db": "t", "coll": "c"},
+                                     "whenMatched": "fail"}}],
+            "options": {"dlq": {"connectionName": "store", "db": "t", "coll": "dlq"}}}
+    from headrace.store import open_store
+
+    open_store(tmp_path / "home" / "store").collection("t", "c").insert_many([{"_id": 3, "q": 0}])
+    res = run_pipeline(pipe, registry=reg)
+    reasons = sorted((d["operatorName"], d["doc"]["_id"]) for d in res.dlq)
+    assert reasons == [("$addFields", 2), ("$merge", 3)]
+    stored = list(open_store(tmp_path / "home" / "store").collection("t", "dlq").find())
+    assert len(stored) == 2 and all("reason" in d["errInfo"] for d in stored)
+    assert [d["_id"] for d in open_store(tmp_path / "home" / "store").collection("t", "c").find()] == [3, 1]
