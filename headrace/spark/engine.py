@@ -158,8 +158,8 @@ class Processor:
                                     code="SOURCE_STREAM_REQUIRED")
             home = conn.options.get("home") or str(self.o.registry.home)
             self.source_type = "stream"
-            self.partitions_fn = lambda: watermark_partitions(home, s.stream)
-            self.partitions = self.partitions_fn()
+            self.partitions_fn = lambda positions: watermark_partitions(home, s.stream, positions)
+            self.partitions = self.partitions_fn({})
             r = spark.readStream.format("headrace_stream").option("home", home).option("stream", s.stream)
             for k, v in s.config.items():
                 r = r.option(k, str(v))
@@ -293,7 +293,10 @@ class Processor:
         ts = TimeState.from_json(meta["time"])
         counters = dict(meta["counters"])
         if self.partitions_fn is not None:
-            self.partitions = self.partitions_fn()
+            # shards drained and closed by resharding stop being watermark partitions
+            self.partitions = self.partitions_fn(meta.get("positions", {}))
+            for gone in set(ts.partitions) - set(self.partitions):
+                del ts.partitions[gone]
         ts.ensure(self.partitions)
         s = self.p.source
         env = self._ctx_env(self._source_meta())
@@ -336,7 +339,12 @@ class Processor:
             F.max("kind").alias("maxkind"),
             F.sum(F.when(F.col("kind") == DATA, 1).otherwise(0)).alias("n"),
             F.sum(F.when(F.col("kind") == DATA, F.length("raw")).otherwise(0)).alias("bytes"),
+            F.max(F.when(F.col("kind") == DATA, F.col("offset"))).alias("maxoff"),
         ).collect()
+        positions = dict(meta.get("positions", {}))
+        for r in stats:
+            if r["maxoff"] is not None:
+                positions[r["partition"]] = max(positions.get(r["partition"], 0), r["maxoff"] + 1)
         now = max((r["anyarr"] for r in stats if r["anyarr"] is not None), default=ts.clock or 0)
         ended = any(r["maxkind"] == END for r in stats)
         n_in = sum(r["n"] or 0 for r in stats)
@@ -386,7 +394,7 @@ class Processor:
         counters["output"] += len(outputs)
         counters["dlq"] += len(dlq)
         new_meta = {"time": ts.to_json(), "windows": windows, "sessions": sessions, "files": ctx.files,
-                    "counters": counters, "jsonl_size": jsonl_size,
+                    "counters": counters, "jsonl_size": jsonl_size, "positions": positions,
                     "holdingBack": ts.holding_back(now, pit)}
         self._save(batch_id, new_meta, meta)
         with self._lock:
@@ -621,7 +629,10 @@ class _BatchCtx:
                                  seed=f"{r['partition']}|{r['offset']}")
                 good = good.filter(~F.col("_late")) if w.kind != "session" else \
                     good.filter(~F.col("_seq").isin(list(late_seqs)))
-        keep = good.select("partition", "offset", "_arr", "_et", "_t", "_key", "_seq", "doc")
+        keep = good.select("partition", F.col("offset").cast("long").alias("offset"),
+                           F.col("_arr").cast("long").alias("_arr"), F.col("_et").cast("long").alias("_et"),
+                           F.col("_t").cast("long").alias("_t"), F.col("_key").cast("string").alias("_key"),
+                           F.col("_seq").cast("long").alias("_seq"), "doc")
         path = self.proc.hdir / "state" / f"{self.batch_id}.parquet"
         keep.write.mode("overwrite").parquet(str(path))
         summary = self.spark.read.parquet(str(path))

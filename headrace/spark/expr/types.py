@@ -1,0 +1,223 @@
+"""Types: ``$convert`` (``to``, ``onError``, ``onNull``), ``$toInt $toLong $toDouble $toDecimal
+$toString $toBool $toDate $toObjectId``, ``$type`` and ``$isNumber``.
+
+MongoDB's conversion table: numbers convert among themselves (to int / long only when the
+truncated value fits, NaN and infinities refuse); bools to 1 / 0; numeric strings parse (base
+10; integer targets need an integer string); dates to milliseconds (not to int); to string:
+numbers, bools (``"true"``), dates (``2018-03-27T16:58:51.538Z``) and ObjectIds (hex); to bool:
+zero is false, every string, date, object and array is true; to date: long, double, decimal
+(milliseconds), ISO-8601 strings and ObjectIds (their timestamp); to ObjectId: 24 hex digits.
+Null or missing input gives ``onNull`` (default null). A failed conversion gives ``onError`` or,
+without it, an error naming the operator, the target and what was found (the row goes to the DLQ).
+``$type`` names the type (``"missing"`` for a missing field); ``$isNumber`` is true for int,
+long, double and decimal.
+
+Deviations: doubles convert to strings in Java notation when not integral (``1.0E20``); string
+to date accepts ISO-8601 forms (``2018-03-20``, ``2018-03-20T11:00:06.123Z``, with ``+hh:mm``
+offsets or a space instead of ``T``), not every format MongoDB's parser knows.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from ...mql.expressions import CONVERT_TYPES
+from .. import values as V
+from ..registry import Compiled, Ctx, expression, first_error
+from ._common import (
+    CODE, INT_CODES, NUM, compile_args, compile_child, date_ms, dbl, dec, found, is_num, lng, nullish,
+    operands, v_date_ms, v_decimal, v_double, v_long, v_string, with_codes,
+)
+from .strings import coerce_string
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+_FLOAT_RX = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+_SPECIAL_RX = r"^[+-]?(Infinity|inf|NaN)$"
+_INT_RX = r"^[+-]?[0-9]+$"
+_OID_RX = r"^[0-9a-fA-F]{24}$"
+# ISO-8601 dates MongoDB accepts: date, date-time with optional fraction and zone
+_DATE_RX = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?"
+            r"\s*(Z|[+-][0-9]{2}(:?[0-9]{2})?)?)?$")
+
+
+def _s(x: Column) -> Column:
+    return F.try_variant_get(x, "$", "string")
+
+
+def parse_iso_date_ms(s: Column) -> Column:
+    """Epoch milliseconds of an ISO-8601 date string (naive times are UTC), else NULL."""
+    t = F.trim(s)
+    ok = t.rlike(_DATE_RX)
+    norm = F.regexp_replace(t, r"^([0-9]{4}-[0-9]{2}-[0-9]{2}) ", "$1T")
+    norm = F.regexp_replace(norm, r"\s+(Z|[+-][0-9]{2}(:?[0-9]{2})?)$", "$1")
+    # +hh and +hhmm offsets as +hh:mm
+    norm = F.regexp_replace(norm, r"([+-][0-9]{2})([0-9]{2})$", "$1:$2")
+    norm = F.regexp_replace(norm, r"(T[0-9:.]+)([+-][0-9]{2})$", "$1$2:00")
+    has_zone = norm.rlike(r"(Z|[+-][0-9]{2}:[0-9]{2})$")
+    with_zone = F.when(has_zone, norm).when(norm.contains("T"), F.concat(norm, F.lit("Z"))) \
+        .otherwise(F.concat(norm, F.lit("T00:00:00Z")))
+    ts = F.try_to_timestamp(with_zone, F.lit("yyyy-MM-dd'T'HH:mm[:ss][.SSSSSSSSS][.SSSSSS][.SSS][.SS][.S]XXX"))
+    return F.when(ok, F.unix_millis(ts))
+
+
+def convert(x: Column, c: Column, to: str, op: str) -> tuple[Column, Column]:
+    """(value, error) converting bound value ``x`` (type code ``c``) to MQL type ``to``.
+
+    Null / missing give (NULL, NULL): the caller applies ``onNull``."""
+    def fail(what: str = "") -> Column:
+        return F.concat(F.lit(f"{op}: cannot convert "), found(x, c), F.lit(f" to {to}{what}"))
+
+    s = _s(x)
+    d = dbl(x)
+    finite = ~F.isnan(d) & (F.abs(d) != float("inf"))
+    if to in ("int", "long"):
+        lo, hi = (INT32_MIN, INT32_MAX) if to == "int" else (-(2**63), 2**63 - 1)
+        l_from_num = F.when(c.isin(*INT_CODES), lng(x)).when(
+            c == CODE["decimal"], F.when(dec(x).isNotNull(), F.when(dec(x) >= 0, F.floor(dec(x))).otherwise(
+                F.ceil(dec(x))).try_cast("bigint"))).otherwise(
+            F.when(finite & (F.abs(d) < 9.223372036854775e18), d.cast("bigint")))
+        l_from_str = F.when(s.rlike(_INT_RX), s.try_cast("bigint"))
+        raw = (F.when(is_num(c), l_from_num)
+               .when(c == CODE["bool"], F.try_variant_get(x, "$", "boolean").cast("bigint"))
+               .when(c == CODE["string"], l_from_str))
+        if to == "long":
+            raw = raw.when(c == CODE["date"], date_ms(x))
+        in_range = raw.between(lo, hi)
+        value = F.when(in_range, v_long(raw))
+        error = (F.when(nullish(c), F.lit(None).cast("string"))
+                 .when(raw.isNull() | ~in_range, fail()))
+        return value, error
+    if to == "double":
+        from_str = F.when(s.rlike(_FLOAT_RX), s.try_cast("double")).when(
+            s.rlike(_SPECIAL_RX), F.regexp_replace(s, "inf$", "Infinity").try_cast("double"))
+        raw = (F.when(is_num(c), d)
+               .when(c == CODE["bool"], F.try_variant_get(x, "$", "boolean").cast("double"))
+               .when(c == CODE["string"], from_str)
+               .when(c == CODE["date"], date_ms(x).cast("double")))
+        return F.when(raw.isNotNull(), v_double(raw)), F.when(~nullish(c) & raw.isNull(), fail())
+    if to == "decimal":
+        from_str = F.when(s.rlike(_FLOAT_RX), s.try_cast("decimal(38,18)"))
+        raw = (F.when(is_num(c), F.coalesce(dec(x), F.when(finite, d.try_cast("decimal(38,18)"))))
+               .when(c == CODE["bool"], F.try_variant_get(x, "$", "boolean").cast("int").cast("decimal(38,18)"))
+               .when(c == CODE["string"], from_str)
+               .when(c == CODE["date"], date_ms(x).cast("decimal(38,18)")))
+        keep = F.when(c == CODE["decimal"], x)
+        return F.coalesce(keep, F.when(raw.isNotNull(), v_decimal(raw))), \
+            F.when(~nullish(c) & keep.isNull() & raw.isNull(), fail())
+    if to == "string":
+        raw = (F.when(c == CODE["string"], s)
+               .when(is_num(c) | (c == CODE["date"]), coerce_string(x, c))
+               .when(c == CODE["bool"], F.when(F.try_variant_get(x, "$", "boolean"), F.lit("true")).otherwise(F.lit("false")))
+               .when(c == CODE["objectId"], V.oid_hex(x)))
+        return F.when(raw.isNotNull(), v_string(raw)), F.when(~nullish(c) & raw.isNull(), fail())
+    if to == "bool":
+        raw = (F.when(c == CODE["bool"], F.try_variant_get(x, "$", "boolean"))
+               .when(is_num(c), F.when(c == CODE["decimal"], dec(x) != 0).otherwise(d != 0))
+               .when(~nullish(c), F.lit(True)))
+        return F.when(raw.isNotNull(), raw.cast("variant")), None
+    if to == "date":
+        oid_secs = F.conv(F.substring(V.oid_hex(x), 1, 8), 16, 10).cast("bigint")
+        raw = (F.when(c == CODE["long"], lng(x))
+               .when(c == CODE["double"], F.when(finite, d.cast("bigint")))
+               .when(c == CODE["decimal"], dec(x).try_cast("bigint"))
+               .when(c == CODE["string"], parse_iso_date_ms(s))
+               .when(c == CODE["objectId"], oid_secs * 1000))
+        keep = F.when(c == CODE["date"], x)
+        return F.coalesce(keep, F.when(raw.isNotNull(), v_date_ms(raw))), \
+            F.when(~nullish(c) & keep.isNull() & raw.isNull(), fail())
+    if to == "objectId":
+        ok = s.rlike(_OID_RX)
+        value = (F.when(c == CODE["objectId"], x)
+                 .when((c == CODE["string"]) & ok, V.make_object([("$oid", v_string(F.lower(s)))])))
+        return value, F.when(~nullish(c) & value.isNull(), fail())
+    raise ValueError(f"unknown conversion target {to!r}")
+
+
+def _convert(op: str, input_expr: Any, to: Any, ctx: Ctx, on_error: Any = None, on_null: Any = None,
+             has_error: bool = False, has_null: bool = False) -> Compiled:
+    inp = compile_child(input_expr, ctx, op, "input")
+    oe = compile_child(on_error, ctx, op, "onError") if has_error else None
+    on = compile_child(on_null, ctx, op, "onNull") if has_null else None
+    if isinstance(to, dict) and "$literal" in to:
+        to = to["$literal"]
+    if isinstance(to, (int, float)) and not isinstance(to, bool) or isinstance(to, str) and not to.startswith("$"):
+        target = CONVERT_TYPES.get(int(to) if isinstance(to, float) else to)
+        targets = {target: F.lit(True)}
+        to_c = None
+    else:  # the target computed per document
+        to_c = compile_child(to, ctx, op, "to")
+        tname = V.as_string(to_c.value)
+        tnum = V.as_integral(to_c.value)
+        targets = {}
+        for key, name in CONVERT_TYPES.items():
+            cond = (tname == key) if isinstance(key, str) else (tnum == key)
+            targets[name] = cond if name not in targets else (targets[name] | cond)
+
+    def value(xs, cs):
+        x, c = xs[0], cs[0]
+        out = None
+        for name, cond in targets.items():
+            v, e = convert(x, c, name, op)
+            if oe is not None and e is not None:
+                v = F.when(e.isNotNull(), oe.value).otherwise(v)
+            out = F.when(cond, v) if out is None else out.when(cond, v)
+        null_value = on.value if on is not None else V.NULL
+        return F.when(nullish(c), null_value).otherwise(out)
+
+    def error(xs, cs):
+        x, c = xs[0], cs[0]
+        out = None
+        for name, cond in targets.items():
+            _, e = convert(x, c, name, op)
+            if e is None:
+                continue
+            e = F.when(e.isNotNull(), oe.error if oe is not None and oe.error is not None else
+                       (F.lit(None).cast("string") if oe is not None else e))
+            out = F.when(cond, e) if out is None else out.when(cond, e)
+        if on is not None and on.error is not None:
+            out = F.when(nullish(c), on.error).otherwise(out) if out is not None else F.when(nullish(c), on.error)
+        return out
+
+    err = with_codes([inp.value], error) if any(True for _ in targets) else None
+    bad_to = None
+    if to_c is not None:
+        known = None
+        for cond in targets.values():
+            known = cond if known is None else (known | cond)
+        bad_to = F.when(~F.coalesce(known, F.lit(False)) & ~V.is_null_or_missing(to_c.value),
+                        F.concat(F.lit(f"{op}: unknown target type, found "), F.coalesce(F.to_json(to_c.value), F.lit(""))))
+    value_col = with_codes([inp.value], value)
+    if to_c is not None:
+        value_col = F.when(V.is_null_or_missing(to_c.value), V.NULL).otherwise(value_col)
+    return Compiled(value_col, first_error(inp.error, to_c.error if to_c else None, bad_to, err))
+
+
+@expression("$convert")
+def convert_(arg: dict, ctx: Ctx) -> Compiled:
+    return _convert("$convert", arg["input"], arg["to"], ctx, arg.get("onError"), arg.get("onNull"),
+                    "onError" in arg, "onNull" in arg)
+
+
+def _to(op: str, target: str):
+    def impl(arg: Any, ctx: Ctx) -> Compiled:
+        return _convert(op, operands(arg)[0], target, ctx)
+    return impl
+
+
+for _op, _t in (("$toInt", "int"), ("$toLong", "long"), ("$toDouble", "double"), ("$toDecimal", "decimal"),
+                ("$toString", "string"), ("$toBool", "bool"), ("$toDate", "date"), ("$toObjectId", "objectId")):
+    expression(_op)(_to(_op, _t))
+
+
+@expression("$type")
+def type_(arg: Any, ctx: Ctx) -> Compiled:
+    a = compile_args(operands(arg), ctx, "$type")[0]
+    return Compiled(V.type_name(a.value).cast("variant"), a.error)
+
+
+@expression("$isNumber")
+def is_number(arg: Any, ctx: Ctx) -> Compiled:
+    a = compile_args(operands(arg), ctx, "$isNumber")[0]
+    return Compiled(V.is_number(a.value).cast("variant"), a.error)
