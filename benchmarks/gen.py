@@ -185,8 +185,8 @@ class Reference:
 # ---------------------------------------------------------------------------------- data sets
 DATASETS = {
     # rate: events per second of event time
-    "solar": {"seed": 42, "devices": 100, "rate": 1000.0},
-    "nexmark": {"seed": 7, "rate": 2500.0},
+    "solar": {"seed": 42, "devices": 100, "rate": 250.0},
+    "nexmark": {"seed": 7, "rate": 250.0},
 }
 
 

@@ -6,6 +6,8 @@ File shape (``headrace.yaml``)::
       mystore: {type: store, path: ./data/store}
       events:  {type: stream, home: ./.headrace}
       pg:      {type: postgres, dsn: "postgresql://user:secret@127.0.0.1:5432/app"}
+      lines:   {type: file, path: ./input.jsonl}
+      events:  {type: zoned, shardKey: {datacenter: 1, userid: 1}, zones: {...}, ranges: [...]}  # headrace.zones.config
 
 Built-in: ``sample_stream_solar`` (type ``sample``) and ``store`` (the embedded store under the
 headrace home). Secrets are never printed: :func:`redact` masks them.

@@ -54,10 +54,10 @@ def main() -> None:
     else:
         env.execute_sql(f"""
             CREATE TABLE src (
-              event_type INT, dateTime STRING, arr DOUBLE,
+              event_type INT, `dateTime` STRING, arr DOUBLE,
               bid ROW<auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING,
-                      dateTime STRING, extra STRING>,
-              ts AS TO_TIMESTAMP(SUBSTRING(dateTime FROM 1 FOR 23), 'yyyy-MM-dd''T''HH:mm:ss.SSS'),
+                      `dateTime` STRING, extra STRING>,
+              ts AS TO_TIMESTAMP(SUBSTRING(`dateTime` FROM 1 FOR 23), 'yyyy-MM-dd''T''HH:mm:ss.SSS'),
               WATERMARK FOR ts AS ts - INTERVAL '3' SECOND
             ) WITH ({opts})""")
     if wl == "solar":

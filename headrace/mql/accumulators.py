@@ -37,6 +37,7 @@ import decimal
 from typing import Any
 
 from ..errors import NotSupportedYet, PipelineError
+from .expressions import is_constant
 
 UNARY = ("$sum", "$avg", "$min", "$max", "$first", "$last", "$push", "$addToSet", "$mergeObjects",
          "$stdDevPop", "$stdDevSamp")
@@ -96,21 +97,14 @@ def constant_n(v: Any) -> int | None:
     return None
 
 
-def _is_constant(v: Any) -> bool:
-    """True for values with no field path, variable or operator (plain literals)."""
-    if isinstance(v, str):
-        return not v.startswith("$")
-    if isinstance(v, list):
-        return all(_is_constant(e) for e in v)
-    if isinstance(v, dict):
-        if len(v) == 1 and "$literal" in v:
-            return True
-        return all(not k.startswith("$") and _is_constant(e) for k, e in v.items())
-    return True
-
-
-def _literal(v: Any) -> Any:
+def literal(v: Any) -> Any:
+    """The value of a ``{$literal: v}`` wrapper, else ``v`` itself."""
     return v["$literal"] if isinstance(v, dict) and len(v) == 1 and "$literal" in v else v
+
+
+def constant_n_of(v: Any) -> int | None:
+    """``n`` of ``$topN`` & co. as an int when written as a constant positive integer."""
+    return constant_n(literal(v)) if is_constant(v) else None
 
 
 # ---------------------------------------------------------------- $sort / sortBy
@@ -236,8 +230,8 @@ def validate_accumulator(name: str, arg: Any, path: str) -> None:
 
 
 def _validate_n(v: Any, path: str) -> None:
-    if _is_constant(v):
-        lit = _literal(v)
+    if is_constant(v):
+        lit = literal(v)
         if not _is_number(lit):
             raise _err("ACC_BAD_ARGS", "'n' must be of integral type", path,
                        expected="a positive integer", found=lit)
@@ -249,12 +243,12 @@ def _validate_n(v: Any, path: str) -> None:
 
 
 def _validate_p(v: Any, path: str) -> None:
-    v = _literal(v)
+    v = literal(v)
     if not isinstance(v, list) or not v:
         raise _err("ACC_BAD_ARGS", "'p' must be a non-empty array of numbers in [0.0, 1.0]", path,
                    expected="an array of numbers from 0.0 to 1.0", found=v)
     for i, e in enumerate(v):
-        e = _literal(e)
+        e = literal(e)
         if not _is_number(e) or not (0 <= e <= 1):
             raise _err("ACC_BAD_ARGS", "'p' must be a non-empty array of numbers in [0.0, 1.0]", _join(path, i),
                        expected="a constant number from 0.0 to 1.0", found=e)
@@ -262,4 +256,4 @@ def _validate_p(v: Any, path: str) -> None:
 
 def percentiles(arg: dict) -> list[float]:
     """The validated ``p`` of a ``$percentile`` argument as floats."""
-    return [float(_literal(e)) for e in _literal(arg["p"])]
+    return [float(literal(e)) for e in literal(arg["p"])]

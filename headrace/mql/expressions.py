@@ -114,7 +114,7 @@ def is_constant(v: Any) -> bool:
     if isinstance(v, list):
         return all(is_constant(x) for x in v)
     if isinstance(v, dict):
-        if len(v) == 1 and next(iter(v)) == "$literal":
+        if len(v) == 1 and next(iter(v)) in ("$literal", "$regularExpression"):
             return True
         return all(not k.startswith("$") and is_constant(x) for k, x in v.items())
     return True
@@ -280,8 +280,9 @@ def _check_meta(arg: Any, path: str) -> None:
 
 
 def _check_get_field(arg: Any, path: str) -> None:
-    fld = arg.get("field") if isinstance(arg, dict) else arg
-    where = f"{path}.field" if isinstance(arg, dict) else path
+    named = isinstance(arg, dict) and "field" in arg
+    fld = arg["field"] if named else arg
+    where = f"{path}.field" if named else path
     const, value = _const_value(fld)
     if not const or (isinstance(fld, str) and fld.startswith("$")):
         raise _bad(where, "'field' must be a constant string", "a string (use $literal for names starting with $)", fld)
@@ -289,8 +290,15 @@ def _check_get_field(arg: Any, path: str) -> None:
         raise _bad(where, "'field' must be a string", "a string", value)
 
 
+def _check_const_format(arg: dict, path: str) -> None:
+    if "format" in arg and not _const_value(arg["format"])[0]:
+        raise NotYet("EXPR_NOT_SUPPORTED_YET", "a format computed per document is not supported yet",
+                     path=f"{path}.format", expected="a constant format string", found=arg["format"])
+
+
 def _check_trunc_date_to_string(arg: dict, path: str) -> None:
     _check_date_common(arg, path)
+    _check_const_format(arg, path)
     if "format" in arg:
         _check_const(arg["format"], f"{path}.format", _valid_format, "invalid date format",
                      "a format string with %Y %m %d %H %M %S %L %j %w %u %U %V %G %Z %z %b %B %% ...")
@@ -343,6 +351,7 @@ def _check_switch(arg: dict, path: str) -> None:
 
 def _check_dfs(arg: dict, path: str) -> None:
     _check_date_common(arg, path)
+    _check_const_format(arg, path)
     if "format" in arg:
         _check_const(arg["format"], f"{path}.format", _valid_format, "invalid date format",
                      "a format string with %Y %m %d %H %M %S %L %j %z %Z %u %V %G ...")
@@ -524,6 +533,8 @@ def _validate(expr: Any, path: str, vs: frozenset[str]) -> None:
     if not isinstance(expr, dict):
         return
     op_keys = [k for k in expr if isinstance(k, str) and k.startswith("$")]
+    if len(expr) == 1 and op_keys == ["$regularExpression"]:
+        return  # an Extended JSON regular expression literal
     if op_keys:
         if len(expr) != 1:
             raise PipelineError(

@@ -4,7 +4,7 @@ Each accumulator is registered with ``@accumulator("$name")`` as ``fn(arg, ctx) 
 ``arg`` is the accumulator's validated argument (``headrace.mql.accumulators``) and ``ctx`` the
 expression context of one document. ``headrace.spark.window_stages.apply_group`` evaluates the
 :class:`Accumulator`'s per-document ``inputs``, aggregates them per (window, group) with ``aggs``
-and turns the aggregates into the field's value with ``finish``.
+and turns the aggregates into the field's value with its ``steps``.
 
 Arrival order is ``_seq``: order-sensitive accumulators collect ``(seq, value)`` pairs and sort
 them by ``seq``, so results never depend on Spark's partitioning (floating-point sums included).
@@ -66,6 +66,11 @@ Ref = Callable[[str], Column]
 
 #: Largest decimal scale kept in results (inputs are read as DECIMAL(38,18)).
 DECIMAL_SCALE = 18
+_DEC = "decimal(38,18)"
+
+
+KeyCtx = Callable[[], Ctx]
+Step = Mapping[str, Callable[[Ref, KeyCtx], Column]]
 
 
 @dataclass(frozen=True)
@@ -74,16 +79,24 @@ class Accumulator:
 
     ``inputs``: per-document columns by local name (evaluated before grouping).
     ``aggs``: local name -> ``fn(ref) -> aggregate column``; ``ref(name)`` is an input column.
-    ``finish(ref, key_ctx) -> Compiled``: the field's VARIANT value (and an optional per-group
-    error) from the aggregates (``ref(name)`` is an aggregate column); ``key_ctx()`` gives the
-    expression context rooted at the group key (for ``n``).
+    ``steps``: projections applied in turn to the grouped rows, each local name ->
+    ``fn(ref, key_ctx) -> column``, where ``ref(name)`` is an aggregate or an earlier step's
+    column and ``key_ctx()`` the expression context rooted at the group key (for ``n``). The
+    last step defines ``value`` (the field's VARIANT value) and may define ``error`` (a
+    per-group error). Steps keep every expression small: a value used several times is
+    computed once in an earlier step and referenced by name.
     ``error``: per-document error column (the expression failed), or None.
     """
 
     inputs: Mapping[str, Column]
     aggs: Mapping[str, Callable[[Ref], Column]]
-    finish: Callable[[Ref, Callable[[], Ctx]], Compiled]
+    steps: tuple[Step, ...]
     error: Column | None = None
+
+
+def _value(fn: Callable[[Ref], Column]) -> tuple[Step, ...]:
+    """One step computing ``value`` from the aggregates."""
+    return ({"value": lambda r, k: fn(r)},)
 
 
 def _compile(expr: Any, ctx: Ctx) -> Compiled:
@@ -124,12 +137,12 @@ def sort_field_key(doc: Column, path: str, direction: int) -> Column:
     """
     v = V.get_path(doc, path)
     elems = V.array_elems(v)
-    cands = F.when(elems.isNotNull(), elems).otherwise(F.array(v))
+    empty = F.coalesce(F.size(elems) == 0, F.lit(False))
+    cands = F.when(empty, F.array(V.NULL)).when(elems.isNotNull(), elems).otherwise(F.array(v))
     keys = F.transform(cands, lambda e: V.sort_key(e))
     k = F.array_min(keys) if direction > 0 else F.array_max(keys)
-    empty = F.size(keys) == 0
     pre = F.when(empty, F.lit(1)).when(k["r"] == 1, F.lit(0)).otherwise(F.lit(2))
-    return F.struct(pre.alias("p"), F.when(empty, V.sort_key(V.NULL)).otherwise(k).alias("k"))
+    return F.struct(pre.alias("p"), k.alias("k"))
 
 
 def compare_keys(a: Column, b: Column, dirs: list[int]) -> Column:
@@ -217,7 +230,15 @@ def welford(xs: Column) -> Column:
 # numeric accumulators
 
 
+_NUMERIC = ("int", "long", "double", "decimal")
+
+
+def _tvg(v: Column, type_: str) -> Column:
+    return F.try_variant_get(v, "$", type_)
+
+
 def _numeric_inputs(arg: Any, ctx: Ctx) -> tuple[dict[str, Column], Column | None]:
+    """Inputs ``v`` (the value) and ``t`` (its MQL type name); typed reads below use ``t``."""
     c = _compile(arg, ctx)
     return {"v": c.value, "t": V.type_name(c.value)}, c.error
 
@@ -225,58 +246,64 @@ def _numeric_inputs(arg: Any, ctx: Ctx) -> tuple[dict[str, Column], Column | Non
 def _numeric_aggs() -> dict[str, Callable[[Ref], Column]]:
     """Aggregates shared by ``$sum`` and ``$avg`` over inputs ``v`` (value) and ``t`` (type)."""
 
-    def dd_item(r: Ref) -> Column:
+    def dd_items(r: Ref) -> Column:
         t, v = r("t"), r("v")
-        item = F.struct(F.col("_seq").alias("s"), F.when(t == "long", V.as_long(v)).alias("l"),
-                        F.when(t.isin("int", "double"), V.as_double(v)).alias("d"))
+        item = F.struct(F.col("_seq").alias("s"), F.when(t == "long", _tvg(v, "bigint")).alias("l"),
+                        F.when(t.isin("int", "double"), _tvg(v, "double")).alias("d"))
         return F.collect_list(F.when(t.isin("int", "long", "double"), item))
 
+    def dec(r: Ref) -> Column:
+        return F.when(r("t") == "decimal", _tvg(r("v"), _DEC))
+
     return {
-        "n": lambda r: F.count(F.when(r("t").isin("int", "long", "double", "decimal"), F.lit(1))),
+        "n": lambda r: F.count(F.when(r("t").isin(*_NUMERIC), F.lit(1))),
         "has_double": lambda r: F.max(r("t") == "double"),
         "has_decimal": lambda r: F.max(r("t") == "decimal"),
         "int_total": lambda r: F.try_sum(F.when(r("t").isin("int", "long"),
-                                                V.as_long(r("v")).cast("decimal(38,0)"))),
-        "dec_total": lambda r: F.try_sum(F.when(r("t") == "decimal", V.as_decimal(r("v")))),
-        "dec_bad": lambda r: F.max((r("t") == "decimal") & V.as_decimal(r("v")).isNull()),
+                                                _tvg(r("v"), "bigint").cast("decimal(38,0)"))),
+        "dec_total": lambda r: F.try_sum(dec(r)),
+        "dec_bad": lambda r: F.max((r("t") == "decimal") & dec(r).isNull()),
         "dec_scale": lambda r: F.max(decimal_scale(r("v"), r("t"))),
-        "dd_items": dd_item,
+        "dd_items": dd_items,
     }
 
 
-def _decimal_total(r: Ref) -> tuple[Column, Column]:
-    """(the decimal total including the non-decimal numbers, its error or NULL)."""
-    non_dec = F.when(F.size(r("dd_items")) > 0,
-                     dd_sum(by_seq(r("dd_items"))).try_cast("decimal(38,18)")).otherwise(F.lit(0).cast("decimal(38,18)"))
-    total = (r("dec_total") + non_dec).try_cast("decimal(38,18)")
-    err = F.when(r("dec_bad") | r("dec_total").isNull() | non_dec.isNull() | total.isNull(),
-                 F.lit("decimal total out of range (DECIMAL(38,18))"))
-    return total, err
+_DEC_ERR = "decimal result out of range (DECIMAL(38,18))"
+
+
+def _dd_step(r: Ref, k: KeyCtx) -> Column:
+    return F.when(F.size(r("dd_items")) > 0, dd_sum(by_seq(r("dd_items")))).otherwise(F.lit(0.0))
+
+
+def _dec_total_step(r: Ref, k: KeyCtx) -> Column:
+    """The decimal total including the non-decimal numbers (NULL on overflow)."""
+    return F.when(r("has_decimal"), (r("dec_total") + r("dd").try_cast(_DEC)).try_cast(_DEC))
 
 
 @accumulator("$sum")
 def acc_sum(arg: Any, ctx: Ctx) -> Accumulator:
     """``$sum`` (see the module docstring)."""
     if type(arg) is int:  # a constant integer: count * arg, exactly
-        def finish_const(r: Ref, key_ctx) -> Compiled:
-            return Compiled(_int_result(r("n").cast("decimal(38,0)") * F.lit(arg).cast("decimal(38,0)")))
-
-        return Accumulator({}, {"n": lambda r: F.count(F.lit(1))}, finish_const)
+        return Accumulator({}, {"n": lambda r: F.count(F.lit(1))}, (
+            {"total": lambda r, k: r("n").cast("decimal(38,0)") * F.lit(arg).cast("decimal(38,0)")},
+            {"value": lambda r, k: _int_result(r("total"))}))
 
     inputs, error = _numeric_inputs(arg, ctx)
 
-    def finish(r: Ref, key_ctx) -> Compiled:
-        dec, dec_err = _decimal_total(r)
-        value = (
-            F.when(r("has_decimal"), decimal_value(dec, r("dec_scale")))
-            .when(r("has_double"), V.from_double(dd_sum(by_seq(r("dd_items")))))
+    def value(r: Ref, k: KeyCtx) -> Column:
+        return (
+            F.when(r("has_decimal"), decimal_value(r("dec"), r("dec_scale")))
+            .when(r("has_double"), V.from_double(r("dd")))
             .when(r("n") == 0, V.from_long(F.lit(0)))
-            .when(r("int_total").isNull(), V.from_double(dd_sum(by_seq(r("dd_items")))))
+            .when(r("int_total").isNull(), V.from_double(r("dd")))
             .otherwise(_int_result(r("int_total")))
         )
-        return Compiled(value, F.when(r("has_decimal"), dec_err))
 
-    return Accumulator(inputs, _numeric_aggs(), finish, error)
+    def err(r: Ref, k: KeyCtx) -> Column:
+        return F.when(r("has_decimal") & (r("dec_bad") | r("dec").isNull()), F.lit(_DEC_ERR))
+
+    steps = ({"dd": _dd_step}, {"dec": _dec_total_step}, {"value": value, "error": err})
+    return Accumulator(inputs, _numeric_aggs(), steps, error)
 
 
 @accumulator("$avg")
@@ -284,53 +311,48 @@ def acc_avg(arg: Any, ctx: Ctx) -> Accumulator:
     """``$avg`` (see the module docstring)."""
     inputs, error = _numeric_inputs(arg, ctx)
 
-    def finish(r: Ref, key_ctx) -> Compiled:
-        dec, dec_err = _decimal_total(r)
-        n = r("n")
-        dec_avg = (dec / n.cast("decimal(20,0)")).try_cast("decimal(38,18)")
-        dbl_avg = dd_sum(by_seq(r("dd_items"))) / n.cast("double")
-        value = (
-            F.when(n == 0, V.NULL)
-            .when(r("has_decimal"), decimal_value(dec_avg, r("dec_scale")))
-            .otherwise(V.from_double(dbl_avg))
+    def avg(r: Ref, k: KeyCtx) -> Column:
+        return F.when(r("n") > 0, (r("dec") / r("n").cast("decimal(20,0)")).try_cast(_DEC))
+
+    def value(r: Ref, k: KeyCtx) -> Column:
+        return (
+            F.when(r("n") == 0, V.NULL)
+            .when(r("has_decimal"), decimal_value(r("avg"), r("dec_scale")))
+            .otherwise(V.from_double(r("dd") / r("n").cast("double")))
         )
-        return Compiled(value, F.when((n > 0) & r("has_decimal"), dec_err))
 
-    return Accumulator(inputs, _numeric_aggs(), finish, error)
+    def err(r: Ref, k: KeyCtx) -> Column:
+        return F.when(r("has_decimal") & (r("n") > 0) & (r("dec_bad") | r("avg").isNull()), F.lit(_DEC_ERR))
+
+    steps = ({"dd": _dd_step}, {"dec": _dec_total_step}, {"avg": avg}, {"value": value, "error": err})
+    return Accumulator(inputs, _numeric_aggs(), steps, error)
 
 
-def _doubles_acc(arg: Any, ctx: Ctx, finish_doubles: Callable[[Column], Column]) -> Accumulator:
-    """Numbers as doubles, collected in arrival order; ``finish_doubles(ARRAY<DOUBLE>)``."""
-    c = _compile(arg, ctx)
+def _doubles_acc(arg: Any, ctx: Ctx, steps: tuple[Step, ...]) -> Accumulator:
+    """Numbers as doubles in arrival order: a first step makes ``xs`` (ARRAY<DOUBLE>)."""
+    inputs, error = _numeric_inputs(arg, ctx)
 
-    def finish(r: Ref, key_ctx) -> Compiled:
-        xs = F.transform(by_seq(r("xs")), lambda e: e["v"])
-        return Compiled(finish_doubles(xs))
+    def items(r: Ref) -> Column:
+        return _collect_seq(_tvg(r("v"), "double"), r("t").isin(*_NUMERIC) & _tvg(r("v"), "double").isNotNull())
 
-    return Accumulator({"v": c.value},
-                       {"xs": lambda r: _collect_seq(V.as_double(r("v")), V.is_number(r("v")))},
-                       finish, c.error)
+    first = {"xs": lambda r, k: F.transform(by_seq(r("items")), lambda e: e["v"])}
+    return Accumulator(inputs, {"items": items}, (first, *steps), error)
 
 
 @accumulator("$stdDevPop")
 def acc_std_dev_pop(arg: Any, ctx: Ctx) -> Accumulator:
-
-    def fin(xs: Column) -> Column:
-        st = welford(xs)
-        return F.when(st["n"] > 0, V.from_double(F.sqrt(st["m2"] / st["n"].cast("double")))).otherwise(V.NULL)
-
-    return _doubles_acc(arg, ctx, fin)
+    return _doubles_acc(arg, ctx, (
+        {"st": lambda r, k: welford(r("xs"))},
+        {"value": lambda r, k: F.when(r("st")["n"] > 0, V.from_double(
+            F.sqrt(r("st")["m2"] / r("st")["n"].cast("double")))).otherwise(V.NULL)}))
 
 
 @accumulator("$stdDevSamp")
 def acc_std_dev_samp(arg: Any, ctx: Ctx) -> Accumulator:
-
-    def fin(xs: Column) -> Column:
-        st = welford(xs)
-        return F.when(st["n"] > 1, V.from_double(F.sqrt(st["m2"] / (st["n"] - 1).cast("double")))
-                      ).otherwise(V.NULL)
-
-    return _doubles_acc(arg, ctx, fin)
+    return _doubles_acc(arg, ctx, (
+        {"st": lambda r, k: welford(r("xs"))},
+        {"value": lambda r, k: F.when(r("st")["n"] > 1, V.from_double(
+            F.sqrt(r("st")["m2"] / (r("st")["n"] - 1).cast("double")))).otherwise(V.NULL)}))
 
 
 def _discrete_percentile(sorted_xs: Column, p: float) -> Column:
@@ -343,29 +365,28 @@ def _discrete_percentile(sorted_xs: Column, p: float) -> Column:
     return F.when(n > 0, F.try_element_at(sorted_xs, idx.cast("int")))
 
 
+def _sub(ctx: Ctx, name: str) -> Ctx:
+    return ctx.at(f"{ctx.where}.{name}" if ctx.where else name)
+
+
 @accumulator("$percentile")
 def acc_percentile(arg: Any, ctx: Ctx) -> Accumulator:
     ps = mqlacc.percentiles(arg)
-
-    def fin(xs: Column) -> Column:
-        s = F.array_sort(xs)
-        return V.make_array([V.from_double(_discrete_percentile(s, p)) for p in ps])
-
-    return _doubles_acc(arg["input"], ctx.at(f"{ctx.where}.input" if ctx.where else "input"), fin)
+    return _doubles_acc(arg["input"], _sub(ctx, "input"), (
+        {"sorted": lambda r, k: F.array_sort(r("xs"))},
+        {"value": lambda r, k: V.make_array([V.from_double(_discrete_percentile(r("sorted"), p)) for p in ps])}))
 
 
 @accumulator("$median")
 def acc_median(arg: Any, ctx: Ctx) -> Accumulator:
-
-    def fin(xs: Column) -> Column:
-        return _null_or(V.from_double(_discrete_percentile(F.array_sort(xs), 0.5)))
-
-    return _doubles_acc(arg["input"], ctx.at(f"{ctx.where}.input" if ctx.where else "input"), fin)
+    return _doubles_acc(arg["input"], _sub(ctx, "input"), (
+        {"sorted": lambda r, k: F.array_sort(r("xs"))},
+        {"value": lambda r, k: _null_or(V.from_double(_discrete_percentile(r("sorted"), 0.5)))}))
 
 
 @accumulator("$count")
 def acc_count(arg: Any, ctx: Ctx) -> Accumulator:
-    return Accumulator({}, {"n": lambda r: F.count(F.lit(1))}, lambda r, k: Compiled(V.from_long(r("n"))))
+    return Accumulator({}, {"n": lambda r: F.count(F.lit(1))}, _value(lambda r: V.from_long(r("n"))))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -382,7 +403,7 @@ def _min_max(arg: Any, ctx: Ctx, sign: int) -> Accumulator:
         order = F.when(r("k").isNotNull(), F.struct(r("k").alias("k"), seq.alias("s")))
         return F.min_by(r("v"), order) if sign < 0 else F.max_by(r("v"), order)
 
-    return Accumulator(inputs, {"m": agg}, lambda r, k: Compiled(_null_or(r("m"))), c.error)
+    return Accumulator(inputs, {"m": agg}, _value(lambda r: _null_or(r("m"))), c.error)
 
 
 def _first_last(arg: Any, ctx: Ctx, last: bool) -> Accumulator:
@@ -392,7 +413,7 @@ def _first_last(arg: Any, ctx: Ctx, last: bool) -> Accumulator:
         v = _null_or(r("v"))
         return F.max_by(v, F.col("_seq")) if last else F.min_by(v, F.col("_seq"))
 
-    return Accumulator({"v": c.value}, {"x": agg}, lambda r, k: Compiled(_null_or(r("x"))), c.error)
+    return Accumulator({"v": c.value}, {"x": agg}, _value(lambda r: _null_or(r("x"))), c.error)
 
 
 @accumulator("$push")
@@ -400,7 +421,7 @@ def acc_push(arg: Any, ctx: Ctx) -> Accumulator:
     c = _compile(arg, ctx)
     return Accumulator(
         {"v": c.value}, {"xs": lambda r: _collect_seq(r("v"), r("v").isNotNull())},
-        lambda r, k: Compiled(V.make_array(F.transform(by_seq(r("xs")), lambda e: e["v"]))), c.error)
+        _value(lambda r: V.make_array(F.transform(by_seq(r("xs")), lambda e: e["v"]))), c.error)
 
 
 @accumulator("$addToSet")
@@ -411,13 +432,17 @@ def acc_add_to_set(arg: Any, ctx: Ctx) -> Accumulator:
         item = F.struct(F.col("_seq").alias("s"), r("k").alias("k"), r("v").alias("v"))
         return F.collect_list(F.when(r("v").isNotNull(), item))
 
-    def finish(r: Ref, key_ctx) -> Compiled:
-        by_key = F.array_sort(r("xs"), lambda a, b: F.when(a["k"] < b["k"], -1).when(a["k"] > b["k"], 1)
-                              .otherwise(_cmp(a["s"], b["s"])))
-        firsts = F.filter(by_key, lambda e, i: (i == 0) | (by_key[F.greatest(i - 1, F.lit(0))]["k"] != e["k"]))
-        return Compiled(V.make_array(F.transform(by_seq(firsts), lambda e: e["v"])))
+    def by_key(r: Ref, k: KeyCtx) -> Column:
+        return F.array_sort(r("xs"), lambda a, b: F.when(a["k"] < b["k"], -1).when(a["k"] > b["k"], 1)
+                            .otherwise(_cmp(a["s"], b["s"])))
 
-    return Accumulator({"v": c.value, "k": V.sort_key(c.value)}, {"xs": agg}, finish, c.error)
+    def value(r: Ref, k: KeyCtx) -> Column:
+        srt = r("by_key")
+        firsts = F.filter(srt, lambda e, i: (i == 0) | (srt[F.greatest(i - 1, F.lit(0))]["k"] != e["k"]))
+        return V.make_array(F.transform(by_seq(firsts), lambda e: e["v"]))
+
+    return Accumulator({"v": c.value, "k": V.sort_key(c.value)}, {"xs": agg},
+                       ({"by_key": by_key}, {"value": value}), c.error)
 
 
 @accumulator("$mergeObjects")
@@ -429,55 +454,69 @@ def acc_merge_objects(arg: Any, ctx: Ctx) -> Accumulator:
                                F.lit(" is of type "), V.type_name(v)))
     error = err if c.error is None else F.coalesce(c.error, err)
 
-    def finish(r: Ref, key_ctx) -> Compiled:
+    def value(r: Ref) -> Column:
         maps = F.transform(by_seq(r("xs")), lambda e: e["v"])
         empty = F.create_map().cast("map<string,variant>")
         merged = F.aggregate(maps, empty, lambda acc, m: F.map_concat(
-            F.map_filter(acc, lambda k, _x: ~F.array_contains(F.map_keys(m), k)), m))
-        return Compiled(V.make_object(merged))
+            F.map_filter(acc, lambda key, _x: ~F.array_contains(F.map_keys(m), key)), m))
+        return V.make_object(merged)
 
     return Accumulator({"v": v},
                        {"xs": lambda r: _collect_seq(V.object_entries(r("v")), V.is_object(r("v")))},
-                       finish, error)
+                       _value(value), error)
 
 
 # ---------------------------------------------------------------------------------------------
 # n-valued and sorted accumulators
 
 
-def _n_column(n_expr: Any, key_ctx: Callable[[], Ctx]) -> tuple[Column, Column | None]:
-    """(``n`` as INT, error or None) for the group; constant ``n`` needs no evaluation."""
-    const = mqlacc.constant_n(mqlacc._literal(n_expr)) if mqlacc._is_constant(n_expr) else None
+def _n_step(n_expr: Any) -> Step:
+    """A step computing ``n`` (INT, NULL when invalid) and ``n_err`` for the group.
+
+    A constant ``n`` needs no evaluation; otherwise ``n`` is evaluated against the group key."""
+    const = mqlacc.constant_n_of(n_expr)
     if const is not None:
-        return F.lit(min(const, 2**31 - 1)), None
-    c = _compile(n_expr, key_ctx())
-    n = V.as_integral(c.value)
-    bad = F.when(n.isNull() | (n <= 0), F.concat(
-        F.lit("'n' must be a positive integer, found "), F.coalesce(F.to_json(c.value), F.lit("missing"))))
-    err = bad if c.error is None else F.coalesce(c.error, bad)
-    return F.when(n > 0, F.least(n, F.lit(2**31 - 1)).cast("int")), err
+        return {"n": lambda r, k: F.lit(min(const, 2**31 - 1)), "n_err": lambda r, k: F.lit(None).cast("string")}
+
+    def compiled(k: KeyCtx) -> Compiled:
+        return _compile(n_expr, k())
+
+    def n(r: Ref, k: KeyCtx) -> Column:
+        v = V.as_integral(compiled(k).value)
+        return F.when(v > 0, F.least(v, F.lit(2**31 - 1)).cast("int"))
+
+    def n_err(r: Ref, k: KeyCtx) -> Column:
+        c = compiled(k)
+        v = V.as_integral(c.value)
+        bad = F.when(v.isNull() | (v <= 0), F.concat(
+            F.lit("'n' must be a positive integer, found "), F.coalesce(F.to_json(c.value), F.lit("missing"))))
+        return bad if c.error is None else F.coalesce(c.error, bad)
+
+    return {"n": n, "n_err": n_err}
 
 
 def _first_last_n(arg: Any, ctx: Ctx, last: bool) -> Accumulator:
-    c = _compile(arg["input"], ctx.at(f"{ctx.where}.input" if ctx.where else "input"))
+    c = _compile(arg["input"], _sub(ctx, "input"))
 
-    def finish(r: Ref, key_ctx) -> Compiled:
-        n, n_err = _n_column(arg["n"], key_ctx)
-        xs = F.transform(by_seq(r("xs")), lambda e: e["v"])
+    def part(r: Ref, k: KeyCtx) -> Column:
+        xs, n = r("vals"), r("n")
         size = F.size(xs)
         take = F.least(n, size)
-        part = F.when(take <= 0, F.array().cast("array<variant>")).otherwise(
+        return F.when(take <= 0, F.array().cast("array<variant>")).otherwise(
             F.slice(xs, (size - take + 1) if last else F.lit(1), take))
-        return Compiled(F.when(n.isNotNull(), V.make_array(part)), n_err)
 
-    return Accumulator({"v": c.value}, {"xs": lambda r: _collect_seq(_null_or(r("v")))}, finish, c.error)
+    steps = (
+        {**_n_step(arg["n"]), "vals": lambda r, k: F.transform(by_seq(r("xs")), lambda e: e["v"])},
+        {"part": part},
+        {"value": lambda r, k: F.when(r("n").isNotNull(), V.make_array(r("part"))), "error": lambda r, k: r("n_err")},
+    )
+    return Accumulator({"v": c.value}, {"xs": lambda r: _collect_seq(_null_or(r("v")))}, steps, c.error)
 
 
 def _top_bottom(arg: Any, ctx: Ctx, bottom: bool, single: bool) -> Accumulator:
-    where = ctx.where
-    sort = mqlacc.parse_sort_spec(arg["sortBy"], f"{where}.sortBy", code="ACC_BAD_ARGS")
+    sort = mqlacc.parse_sort_spec(arg["sortBy"], f"{ctx.where}.sortBy", code="ACC_BAD_ARGS")
     dirs = [d for _, d in sort]
-    out = _compile(arg["output"], ctx.at(f"{where}.output" if where else "output"))
+    out = _compile(arg["output"], _sub(ctx, "output"))
     inputs = {"o": out.value}
     for i, (path, d) in enumerate(sort):
         inputs[f"k{i}"] = sort_field_key(ctx.root, path, d)
@@ -487,45 +526,54 @@ def _top_bottom(arg: Any, ctx: Ctx, bottom: bool, single: bool) -> Accumulator:
         fields += [r(f"k{i}").alias(f"k{i}") for i in range(len(dirs))]
         return F.collect_list(F.struct(*fields))
 
-    def finish(r: Ref, key_ctx) -> Compiled:
-        if single:
-            n, n_err = F.lit(1), None
-        else:
-            n, n_err = _n_column(arg["n"], key_ctx)
-        srt = F.array_sort(r("xs"), lambda a, b: F.when(compare_keys(a, b, dirs) != 0, compare_keys(a, b, dirs))
-                           .otherwise(_cmp(a["s"], b["s"])))
-        size = F.size(srt)
-        if not bottom:
-            kept = F.slice(srt, 1, F.least(n, size))
-        else:
-            kept = _bottom_n(srt, n, dirs)
-        outs = F.transform(kept, lambda e: e["o"])
-        if single:
-            value = F.coalesce(F.try_element_at(outs, F.lit(1)), V.NULL)
-        else:
-            value = V.make_array(outs)
-        return Compiled(F.when(n.isNotNull(), value), n_err)
+    def srt(r: Ref, k: KeyCtx) -> Column:
+        return F.array_sort(r("xs"), lambda a, b: F.when(compare_keys(a, b, dirs) != 0, compare_keys(a, b, dirs))
+                            .otherwise(_cmp(a["s"], b["s"])))
 
-    return Accumulator(inputs, {"xs": agg}, finish, out.error)
+    first: dict = {"srt": srt}
+    if single:
+        first.update({"n": lambda r, k: F.lit(1), "n_err": lambda r, k: F.lit(None).cast("string")})
+    else:
+        first.update(_n_step(arg["n"]))
+    kept = _bottom_n_steps(dirs) if bottom else (
+        {"kept": lambda r, k: F.slice(r("srt"), 1, F.least(r("n"), F.size(r("srt"))))},)
+
+    def value(r: Ref, k: KeyCtx) -> Column:
+        outs = F.transform(r("kept"), lambda e: e["o"])
+        v = F.coalesce(F.try_element_at(outs, F.lit(1)), V.NULL) if single else V.make_array(outs)
+        return F.when(r("n").isNotNull(), v)
+
+    steps = (first, *kept, {"value": value, "error": lambda r, k: r("n_err")})
+    return Accumulator(inputs, {"xs": agg}, steps, out.error)
 
 
-def _bottom_n(srt: Column, n: Column, dirs: list[int]) -> Column:
-    """MongoDB's ``$bottomN`` result from the stably sorted elements (see the module docstring).
+def _bottom_n_steps(dirs: list[int]) -> tuple[Step, ...]:
+    """MongoDB's ``$bottomN`` result (``kept``) from the stably sorted elements ``srt``.
 
     With ``t`` the key of the n-th element from the end: every element above ``t`` is kept;
     of those tied at ``t``, MongoDB keeps the last ``m`` (the places left) among the ones that
     arrived no later than the n-th arrival with a key at or above ``t``.
     """
-    size = F.size(srt)
-    t = F.try_element_at(srt, F.greatest(size - n + 1, F.lit(1)))
-    gt = F.filter(srt, lambda e: compare_keys(e, t, dirs) > 0)
-    m = n - F.size(gt)
-    ge_by_seq = by_seq(F.filter(srt, lambda e: compare_keys(e, t, dirs) >= 0))
-    p = F.try_element_at(ge_by_seq, F.least(n, F.size(ge_by_seq)))["s"]
-    eq = F.filter(srt, lambda e: (compare_keys(e, t, dirs) == 0) & (e["s"] <= p))
-    eq_size = F.size(eq)
-    kept_eq = F.slice(eq, F.greatest(eq_size - m + 1, F.lit(1)), F.greatest(F.least(m, eq_size), F.lit(0)))
-    return F.when(size <= n, srt).otherwise(F.concat(kept_eq, gt))
+    def t(r: Ref, k: KeyCtx) -> Column:
+        return F.try_element_at(r("srt"), F.greatest(F.size(r("srt")) - r("n") + 1, F.lit(1)))
+
+    def gt(r: Ref, k: KeyCtx) -> Column:
+        return F.filter(r("srt"), lambda e: compare_keys(e, r("t"), dirs) > 0)
+
+    def p(r: Ref, k: KeyCtx) -> Column:
+        ge = by_seq(F.filter(r("srt"), lambda e: compare_keys(e, r("t"), dirs) >= 0))
+        return F.try_element_at(ge, F.least(r("n"), F.size(ge)))["s"]
+
+    def eq(r: Ref, k: KeyCtx) -> Column:
+        return F.filter(r("srt"), lambda e: (compare_keys(e, r("t"), dirs) == 0) & (e["s"] <= r("p")))
+
+    def kept(r: Ref, k: KeyCtx) -> Column:
+        m = r("n") - F.size(r("gt"))
+        size_eq = F.size(r("eq"))
+        kept_eq = F.slice(r("eq"), F.greatest(size_eq - m + 1, F.lit(1)), F.greatest(F.least(m, size_eq), F.lit(0)))
+        return F.when(F.size(r("srt")) <= r("n"), r("srt")).otherwise(F.concat(kept_eq, r("gt")))
+
+    return ({"t": t}, {"gt": gt, "p": p}, {"eq": eq}, {"kept": kept})
 
 
 for _name, _fn in {

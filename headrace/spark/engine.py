@@ -116,6 +116,7 @@ class Processor:
         self.partitions: list[str] = []
         self.partitions_fn: Callable[[], list[str]] | None = None
         self.last_checkpoint: str | None = None
+        self.positions: dict[str, int] = {}
         self._sinks: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ source
@@ -399,6 +400,7 @@ class Processor:
         self._save(batch_id, new_meta, meta)
         with self._lock:
             self.time = ts
+            self.positions = positions
             self.counters = counters
             self.holding_back = new_meta["holdingBack"]
         if self.o.on_batch:
@@ -470,6 +472,7 @@ class Processor:
             for p in sorted(ts.partitions):
                 st = ts.partitions[p]
                 parts.append({"partition": p,
+                              "position": self.positions.get(p),
                               "watermark": _fmt(st.max_event),
                               "lastArrival": _fmt(st.last_arrival),
                               "idle": ts.idle(p, ts.clock, pit) if ts.clock is not None else False})
@@ -482,6 +485,7 @@ class Processor:
                 "dlqMessageCount": self.counters["dlq"],
                 "lateMessageCount": self.counters["late"],
                 "batches": self.counters["batches"],
+                "stateSize": sum(f.stat().st_size for f in (self.hdir / "state").rglob("*") if f.is_file()),
                 "watermark": _fmt(ts.watermark),
                 "watermarkHeldBackBy": ts.holding_back(ts.clock, pit),
                 "partitions": parts,

@@ -18,27 +18,26 @@ from pyspark.sql import functions as F
 from ..mql import match as M
 from ..mql.jsonschema import JSON_TYPES, decimal15
 from . import values as V
-from .query import FALSE, TRUE, _and, _or, cmp_pred, field, let, nn
+from .query import FALSE, TRUE, _and, _eq_value, _or, cmp_pred, field, nn, raw_double, type_pred
 
 __all__ = ["compile_schema"]
 
 
 def compile_schema(schema: dict, doc: Column) -> Column:
     """Whether document ``doc`` (VARIANT object) satisfies ``schema``."""
-    return nn(_schema(doc, schema, top=True))
+    return nn(_rules(doc, schema, top=True))
+
+
+def _schema(v: Column, s: dict) -> Column:
+    """``s`` on a value below the top level (``v`` a simple column)."""
+    return nn(_rules(v, s, top=False))
 
 
 def _type_test(v: Column, spec: Any, json_types: bool, top: bool) -> Column:
-    names = {JSON_TYPES.get(n, n) if json_types else n for n in ([spec] if isinstance(spec, str) else spec)}
+    names = [JSON_TYPES.get(n, n) if json_types else n for n in ([spec] if isinstance(spec, str) else spec)]
     if top:  # the document is an object
         return TRUE if "object" in names else FALSE
-    tests = []
-    plain = sorted(n for n in names if n != "number")
-    if plain:
-        tests.append(V.type_name(v).isin(plain))
-    if "number" in names:
-        tests.append(V.is_number(v))
-    return nn(_or(tests))
+    return type_pred(names)(v)
 
 
 def _regex(s: Column, pattern: str) -> Column:
@@ -47,16 +46,16 @@ def _regex(s: Column, pattern: str) -> Column:
 
 def _multiple_of(v: Column, m: Any) -> Column:
     md = decimal15(m)
-    tn = V.type_name(v)
-    xd = V.as_double(v)
+    xd = raw_double(v)
     # doubles as Decimal128 sees them: 15 significant digits
-    dec = F.when(tn == "double", F.format_string("%.14e", xd).try_cast("decimal(38,18)")).otherwise(V.as_decimal(v))
+    dec = F.when(V.type_code(v) == V.CODE["double"], F.format_string("%.14e", xd).try_cast("decimal(38,18)")
+                 ).otherwise(F.try_variant_get(v, "$", "decimal(38,18)"))
     exact = (dec % F.lit(md).cast("decimal(38,18)")) == 0
     approx = ~F.isnan(xd) & (F.abs(xd) != F.lit(float("inf"))) & ((xd % F.lit(float(m))) == 0)
     return nn(F.when(dec.isNotNull(), exact).otherwise(approx))
 
 
-def _schema(v: Column, s: dict, top: bool = False) -> Column:  # noqa: C901 - one keyword each
+def _rules(v: Column, s: dict, top: bool) -> Column:  # noqa: C901 - one keyword each
     conds: list[Column] = []
     for kw in ("type", "bsonType"):
         if kw in s:
@@ -80,7 +79,7 @@ def _schema(v: Column, s: dict, top: bool = False) -> Column:  # noqa: C901 - on
         if "pattern" in s:
             strs.append(_regex(sv, s["pattern"]))
         if strs:
-            conds.append(~V.is_string(v) | nn(_and(strs)))
+            conds.append(sv.isNull() | nn(_and(strs)))
         arr = _array_rules(v, s)
         if arr:
             conds.append(~V.is_array(v) | nn(_and(arr)))
@@ -88,21 +87,20 @@ def _schema(v: Column, s: dict, top: bool = False) -> Column:  # noqa: C901 - on
     if obj:
         conds.append(nn(_and(obj)) if top else (~V.is_object(v) | nn(_and(obj))))
     if "allOf" in s:
-        conds.extend(_schema(v, sub, top) for sub in s["allOf"])
+        conds.extend(_rules(v, sub, top) for sub in s["allOf"])
     if "anyOf" in s:
-        conds.append(_or([_schema(v, sub, top) for sub in s["anyOf"]]))
+        conds.append(_or([_rules(v, sub, top) for sub in s["anyOf"]]))
     if "oneOf" in s:
-        hits = [F.when(_schema(v, sub, top), F.lit(1)).otherwise(F.lit(0)) for sub in s["oneOf"]]
+        hits = [F.when(_rules(v, sub, top), F.lit(1)).otherwise(F.lit(0)) for sub in s["oneOf"]]
         total = hits[0]
         for h in hits[1:]:
             total = total + h
         conds.append(total == 1)
     if "not" in s:
-        conds.append(~_schema(v, s["not"], top))
+        conds.append(~_rules(v, s["not"], top))
     if "enum" in s:
         values = [e for e in s["enum"] if isinstance(e, dict)] if top else s["enum"]
-        conds.append(_or([cmp_pred("$eq", e)(v) if not isinstance(e, dict) else
-                          nn(V.is_object(v) & V.equal(v, V.lit_value(e))) for e in values]))
+        conds.append(_or([_eq_value(e)(v) for e in values]))
     return nn(_and(conds))
 
 
@@ -128,7 +126,7 @@ def _array_rules(v: Column, s: dict) -> list[Column]:
         out.append(F.forall(elems, lambda e: _schema(e, items)))
     elif isinstance(items, list):
         for i, sub in enumerate(items):
-            out.append((size <= F.lit(i)) | let(F.try_element_at(elems, F.lit(i + 1)), _absent_or(sub)))
+            out.append((size <= F.lit(i)) | V.let(F.try_element_at(elems, F.lit(i + 1)), _absent_or(sub)))
         add = s.get("additionalItems", True)
         n = len(items)
         if add is False:
@@ -143,27 +141,27 @@ def _object_rules(v: Column, s: dict, top: bool) -> list[Column]:
     out = []
     props = s.get("properties", {})
     for name, sub in props.items():
-        out.append(let(field(v, name), _absent_or(sub)))
+        out.append(V.let(field(v, name), _absent_or(sub)))
     for name in s.get("required", []):
         out.append(field(v, name).isNotNull())
     if "patternProperties" in s or "additionalProperties" in s:
         pp = s.get("patternProperties", {})
         add = s.get("additionalProperties", True)
         if pp or add is not True:
-            entries = F.map_entries(V.object_entries(v))
+            entries = F.map_entries(F.try_variant_get(v, "$", "map<string,variant>"))
 
             def allowed(kv: Column) -> Column:
                 k, x = kv["key"], kv["value"]
-                tests = [~_regex(k, p) | _schema(x, sub) for p, sub in pp.items()]
+                tests = [~_regex(k, p) | V.let(x, lambda y, sub=sub: _schema(y, sub)) for p, sub in pp.items()]
                 if add is not True:
-                    known = [k.isin(list(props))] if props else []
+                    known = [k.isin(*props)] if props else []
                     known += [_regex(k, p) for p in pp]
-                    other = FALSE if add is False else _schema(x, add)
+                    other = FALSE if add is False else V.let(x, lambda y: _schema(y, add))
                     tests.append(_or(known) | other if known else other)
                 return nn(_and(tests))
-            out.append(F.forall(entries, allowed))
+            out.append(nn(F.forall(entries, allowed)))
     if "minProperties" in s or "maxProperties" in s:
-        n = F.size(V.object_entries(v))
+        n = F.size(F.try_variant_get(v, "$", "map<string,variant>"))
         if "minProperties" in s:
             out.append(n >= F.lit(int(s["minProperties"])))
         if "maxProperties" in s:
@@ -172,6 +170,6 @@ def _object_rules(v: Column, s: dict, top: bool) -> list[Column]:
         if isinstance(dep, list):
             then = _and([field(v, d).isNotNull() for d in dep])
         else:
-            then = _schema(v, dep, top)
+            then = _rules(v, dep, top)
         out.append(field(v, name).isNull() | then)
     return out

@@ -43,12 +43,27 @@ from ..mql.query import operator_error
 from . import values as V
 from .registry import QUERY_OPERATORS, Compiled, Ctx, first_error, query_operator
 
-__all__ = ["compile_query", "value_predicate", "path_test", "field", "nn", "let", "cmp_pred"]
+__all__ = ["compile_query", "value_predicate", "path_test", "field", "nn", "cmp_pred", "Pred"]
 
-Pred = Callable[[Column], Column]
 TRUE = F.lit(True)
 FALSE = F.lit(False)
 _DEC_MAX = decimal.Decimal("1e20")
+_WIDE = decimal.Context(prec=60)
+_TWO53 = 2**53
+_C = V.CODE
+
+
+class Pred:
+    """A test of one value (a simple column: a lambda variable or a field read) that never
+    returns NULL; ``missing`` is its result on a missing value (known at compile time)."""
+
+    __slots__ = ("fn", "missing")
+
+    def __init__(self, fn: Callable[[Column], Column], missing: bool):
+        self.fn, self.missing = fn, missing
+
+    def __call__(self, x: Column) -> Column:
+        return self.fn(x)
 
 
 def nn(c: Column) -> Column:
@@ -74,12 +89,6 @@ def _or(cols: list[Column]) -> Column:
     return out
 
 
-def let(value: Column, body: Callable[[Column], Column]) -> Column:
-    """``body(x)`` with ``x`` bound once to ``value``: a one-element ``transform`` keeps the
-    expression tree linear where a value is used many times."""
-    return F.transform(F.array(value), body).getItem(0)
-
-
 def field(obj: Column, name: str) -> Column:
     """Field ``name`` of a document (SQL NULL when missing); a numeric name also indexes an
     array (an array is a document with fields "0", "1", ... inside ``$elemMatch``)."""
@@ -89,51 +98,81 @@ def field(obj: Column, name: str) -> Column:
     return got
 
 
-_NOTHING = F.lit(None).cast("variant")
+def raw_double(x: Column) -> Column:
+    """DOUBLE of a value known to be a number (decimals stored as text included)."""
+    return F.coalesce(F.try_variant_get(x, "$", "double"),
+                      F.try_variant_get(x, "$['$numberDecimal']", "string").try_cast("double"))
+
+
+def _code(x: Column) -> Column:
+    return V.type_code(x)
+
 
 # ------------------------------------------------------------------------------------ paths
 
 
 def path_test(root: Column, path: str, pred: Pred, traverse_leaf: bool = True) -> Column:
     """Whether some value that ``path`` offers in document ``root`` satisfies ``pred``
-    (MongoDB's element iteration; ``pred`` receives SQL NULL for missing and must not return
-    NULL)."""
+    (MongoDB's element iteration)."""
     return nn(_any_obj(root, path.split("."), pred, traverse_leaf))
 
 
+def _is_index(name: str) -> bool:
+    return bool(M._DIGITS.match(name)) and str(int(name)) == name and int(name) <= 2**31 - 2
+
+
 def _any_obj(obj: Column, parts: list[str], pred: Pred, tl: bool) -> Column:
+    """Some value offered by ``parts`` under document ``obj`` satisfies ``pred``."""
     def at(f: Column) -> Column:
+        is_arr = V.is_array(f)
         if len(parts) == 1:
             if not tl:
                 return pred(f)
-            return pred(f) | nn(V.is_array(f) & F.exists(V.array_elems(f), pred))
+            # an array at the end offers its elements, then itself
+            offered = F.when(is_arr, F.concat(V.array_elems(f), F.array(f))).otherwise(F.array(f))
+            return nn(F.exists(offered, pred))
         rest = parts[1:]
-        return (F.when(V.is_object(f), _any_obj(f, rest, pred, tl))
-                .when(V.is_array(f), _any_array(f, rest, pred, tl))
-                .otherwise(pred(_NOTHING)))
-    return let(field(obj, parts[0]), at)
+        # continue in f itself, or in the documents of the array f; anything else offers
+        # "missing" (a scalar on the way) or nothing (a non-document in an array)
+        docs = F.when(is_arr, V.array_elems(f)).otherwise(F.array(f))
+        if pred.missing or _is_index(rest[0]):
+            below = nn(F.exists(docs, lambda d: V.is_object(d) & _any_obj(d, rest, pred, tl)))
+        else:  # below a non-document the path only offers "missing", which fails pred
+            below = nn(F.exists(docs, lambda d: _any_obj(d, rest, pred, tl)))
+        offset = _at_offset(f, rest, pred, tl)
+        if offset is not None:
+            below = below | (is_arr & offset)
+        if pred.missing:
+            return F.when(is_arr | V.is_object(f), below).otherwise(TRUE)
+        return below
+    return V.let(field(obj, parts[0]), at)
 
 
-def _any_array(arr: Column, rest: list[str], pred: Pred, tl: bool) -> Column:
-    elems = V.array_elems(arr)
-    in_docs = nn(F.exists(elems, lambda e: V.is_object(e) & _any_obj(e, rest, pred, tl)))
+def _at_offset(arr: Column, rest: list[str], pred: Pred, tl: bool) -> Column | None:
+    """For a numeric component ``rest[0]``: the array element at that index and what the rest
+    of the path offers in it (None when ``rest[0]`` is not an index)."""
     nxt = rest[0]
-    if not M._DIGITS.match(nxt) or str(int(nxt)) != nxt or int(nxt) > 2**31 - 2:
-        return in_docs
+    if not _is_index(nxt):
+        return None
 
     def at(e: Column) -> Column:
         if len(rest) == 1:
             return e.isNotNull() & pred(e)
-        return (F.when(V.is_object(e), _any_obj(e, rest[1:], pred, tl))
-                .when(V.is_array(e), _any_array(e, rest[1:], pred, tl))
-                .otherwise(FALSE))
-    return in_docs | nn(let(F.try_element_at(elems, F.lit(int(nxt) + 1)), at))
+        after = rest[1:]
+        inner = F.when(V.is_object(e), _any_obj(e, after, pred, tl))
+        nested = _in_array(e, after, pred, tl)
+        return nn(inner.when(V.is_array(e), nested).otherwise(FALSE))
+    return nn(V.let(F.try_element_at(V.array_elems(arr), F.lit(int(nxt) + 1)), at))
+
+
+def _in_array(arr: Column, rest: list[str], pred: Pred, tl: bool) -> Column:
+    """What ``rest`` offers in the documents of array ``arr`` (and at an index in it)."""
+    below = nn(F.exists(V.array_elems(arr), lambda d: V.is_object(d) & _any_obj(d, rest, pred, tl)))
+    offset = _at_offset(arr, rest, pred, tl)
+    return below if offset is None else below | offset
 
 
 # ------------------------------------------------------------------------------------ values
-
-_OPS = {"$eq": (False, True, False), "$gt": (False, False, True), "$gte": (False, True, True),
-        "$lt": (True, False, False), "$lte": (True, True, False)}  # result when <, ==, >
 
 
 def _direct(a: Column, b: Column, op: str) -> Column:
@@ -141,62 +180,56 @@ def _direct(a: Column, b: Column, op: str) -> Column:
     return {"$eq": a == b, "$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
 
 
-def _three_way(a: Column, b: Column) -> Column:
-    return F.when(a < b, F.lit(-1)).when(a > b, F.lit(1)).otherwise(F.lit(0))
-
-
 def _dec_lit(c: Any) -> Column | None:
     """A number constant as DECIMAL(38,18), None when out of that range."""
     try:
-        d = decimal.Decimal(c) if not isinstance(c, decimal.Decimal) else c
+        d = decimal.Decimal(int(c)) if isinstance(c, int) else decimal.Decimal(c)
     except (ValueError, decimal.InvalidOperation):
         return None
     if not d.is_finite() or abs(d) >= _DEC_MAX:
         return None
-    return F.lit(d.quantize(decimal.Decimal("1e-18"), rounding=decimal.ROUND_HALF_EVEN)).cast("decimal(38,18)")
+    q = d.quantize(decimal.Decimal("1e-18"), rounding=decimal.ROUND_HALF_EVEN, context=_WIDE)
+    return F.lit(q).cast("decimal(38,18)")
 
 
-def _num_pred(op: str, c: Any) -> Pred:
-    """Numeric comparison with a constant number (NaN equals NaN only)."""
+def _num(op: str, c: Any) -> Callable[[Column], Column]:
+    """Numeric comparison with a constant number (NaN equals NaN only; exact when doubles tie)."""
     if M._is_nan(c):
         if op in ("$eq", "$lte", "$gte"):
-            return lambda x: nn(F.isnan(V.as_double(x)))
+            return lambda x: nn(V.is_number(x) & F.isnan(raw_double(x)))
         return lambda x: FALSE
     cd = F.lit(float(c))
     cdec = _dec_lit(c)
-    c_int = c if isinstance(c, int) else (int(c) if isinstance(c, float) and c.is_integer()
-                                          and -2**63 <= c < 2**63 else None)
-    lt, eq, gt = _OPS[op]
+    c_int = int(c) if isinstance(c, int) else (int(c) if isinstance(c, float) and c.is_integer()
+                                               and -2**63 <= c < 2**63 else None)
+    big = c_int is not None and abs(c_int) >= _TWO53
+    strict = op in ("$gt", "$lt")
 
     def tie(x: Column, xd: Column) -> Column:
-        # equal as doubles: decide exactly where a double cannot
-        def decide(tn: Column) -> Column:
-            out = None
-            if c_int is not None:
-                out = F.when(tn.isin("int", "long"), _direct(V.as_long(x), F.lit(c_int), op))
-                out = out.when((tn == "double") & (F.abs(xd) < F.lit(9.2e18)), _direct(xd.cast("bigint"), F.lit(c_int), op))
-            if cdec is not None:
-                dx = V.as_decimal(x)
-                out = (F.when(dx.isNotNull(), _direct(dx, cdec, op)) if out is None
-                       else out.when(dx.isNotNull(), _direct(dx, cdec, op)))
-            return F.lit(eq) if out is None else out.otherwise(F.lit(eq))
-        if c_int is None and cdec is None:
-            return F.lit(eq)
-        return let(V.type_name(x), decide)
+        """``op`` when ``x`` equals ``c`` as a double."""
+        code = _code(x)
+        out = None
+        if big:  # longs and doubles beyond 2**53 compare as integers
+            out = F.when(code.isin(_C["int"], _C["long"]), _direct(F.try_variant_get(x, "$", "bigint"), F.lit(c_int), op))
+            out = out.when((code == _C["double"]) & (F.abs(xd) < F.lit(9.2e18)),
+                           _direct(xd.cast("bigint"), F.lit(c_int), op))
+        if cdec is not None:  # a decimal may differ below a double's precision
+            dx = _direct(F.try_variant_get(x, "$", "decimal(38,18)"), cdec, op)
+            out = F.when(code == _C["decimal"], dx) if out is None else out.when(code == _C["decimal"], dx)
+        return F.lit(not strict) if out is None else nn(out.otherwise(F.lit(not strict)))
 
     def pred(x: Column) -> Column:
-        return let(V.as_double(x), lambda xd: nn(
-            xd.isNotNull() & ~F.isnan(xd)
-            & F.when(xd < cd, F.lit(lt)).when(xd > cd, F.lit(gt)).otherwise(tie(x, xd))))
-
+        xd = raw_double(x)
+        first = {"$eq": F.lit(False), "$gt": xd > cd, "$gte": xd > cd, "$lt": xd < cd, "$lte": xd < cd}[op]
+        return nn(V.is_number(x) & ~F.isnan(xd) & (first | ((xd == cd) & tie(x, xd))))
     return pred
 
 
-def _bound_pred(op: str, c: Any) -> Pred:
-    name = "minKey" if c is ejson.MINKEY else "maxKey"
+def _bound(op: str, c: Any) -> Callable[[Column], Column]:
+    code = _C["minKey"] if c is ejson.MINKEY else _C["maxKey"]
 
     def is_it(x: Column) -> Column:
-        return nn(V.type_name(x) == name)
+        return _code(x) == code
 
     if c is ejson.MINKEY:
         table = {"$eq": is_it, "$lte": is_it, "$gte": lambda x: TRUE, "$gt": lambda x: ~is_it(x),
@@ -207,48 +240,82 @@ def _bound_pred(op: str, c: Any) -> Pred:
     return table[op]
 
 
-def cmp_pred(op: str, c: Any) -> Pred:
-    """``$eq $gt $gte $lt $lte`` with constant ``c`` on one value (ComparisonMatchExpression)."""
+def _cmp(op: str, c: Any) -> Callable[[Column], Column]:
     if M.regex_literal(c) is not None:
         return lambda x: FALSE  # only a stored regex equals a regex; documents hold none
     if c is None:
         if op in ("$eq", "$lte", "$gte"):
-            return lambda x: nn(V.is_null_or_missing(x))
+            return lambda x: V.is_null_or_missing(x)
         return lambda x: FALSE
     if c is ejson.MINKEY or c is ejson.MAXKEY:
-        return _bound_pred(op, c)
-    tn = M.type_name(c)
-    if tn in M.NUMBER_TYPES:
-        return _num_pred(op, c)
-    if tn == "string":
+        return _bound(op, c)
+    kind = M.type_name(c)
+    if kind in M.NUMBER_TYPES:
+        return _num(op, c)
+    if kind == "string":
         return lambda x: nn(_direct(V.as_string(x), F.lit(c), op))
-    if tn == "bool":
+    if kind == "bool":
         return lambda x: nn(_direct(V.as_bool_raw(x), F.lit(c), op))
-    if tn == "date":
+    if kind == "date":
         d = c if c.tzinfo else c.replace(tzinfo=ejson.UTC)
         delta = d - ejson.EPOCH
         micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
         return lambda x: nn(_direct(V.as_timestamp(x), F.timestamp_micros(F.lit(micros)), op))
-    if tn == "objectId":
-        return lambda x: nn((V.type_name(x) == "objectId") & _direct(V.oid_hex(x), F.lit(str(c)), op))
-    if tn == "binData":
+    if kind == "objectId":
+        return lambda x: nn((_code(x) == _C["objectId"]) & _direct(V.oid_hex(x), F.lit(str(c)), op))
+    if kind == "binData":
         lit = F.struct(F.lit(len(c)).alias("n"), F.lit(bytearray(c)).cast("binary").alias("b"))
 
-        def bin_pred(x: Column) -> Column:
-            b = F.when(V.type_name(x) == "binData", F.try_variant_get(x, "$", "binary"))
-            return nn(let(b, lambda bv: _direct(F.struct(F.length(bv).alias("n"), bv.alias("b")), lit, op)
-                          & bv.isNotNull()))
-        return bin_pred
-    lit = V.lit_value(c)
-    is_kind = V.is_array if tn == "array" else V.is_object
+        def bin_test(x: Column) -> Column:
+            b = F.try_variant_get(x, "$", "binary")
+            key = F.struct(F.length(b).alias("n"), b.alias("b"))
+            return nn((_code(x) == _C["binData"]) & _direct(key, lit, op))
+        return bin_test
     if op == "$eq":
-        return lambda x: nn(is_kind(x) & V.equal(x, lit))
-    return lambda x: nn(is_kind(x) & _direct(V.compare(x, lit), F.lit(0), op))
+        return _eq_container(c)
+    lit = V.lit_value(c)
+    return lambda x: nn((_code(x) == _C[kind]) & _direct(V.compare(x, lit), F.lit(0), op))
+
+
+def _eq_value(c: Any) -> Callable[[Column], Column]:
+    """Equality with a constant for a value that exists (an element or a present field)."""
+    if c is None:
+        return lambda x: nn(F.is_variant_null(x))
+    if isinstance(c, (list, dict)) and M.regex_literal(c) is None:
+        return _eq_container(c)
+    return _cmp("$eq", c)
+
+
+def _eq_container(c: Any) -> Callable[[Column], Column]:
+    """Equality with an array or document constant, element by element (documents regardless
+    of field order: VARIANT keeps fields sorted)."""
+    if isinstance(c, list):
+        tests = [_eq_value(e) for e in c]
+
+        def arr(x: Column) -> Column:
+            elems = V.array_elems(x)
+            parts = [F.size(elems) == F.lit(len(c))]
+            parts += [V.let(F.try_element_at(elems, F.lit(i + 1)), t) for i, t in enumerate(tests)]
+            return nn(V.is_array(x) & _and(parts))
+        return arr
+    tests = {k: _eq_value(v) for k, v in c.items()}
+
+    def obj(x: Column) -> Column:
+        parts = [F.size(F.try_variant_get(x, "$", "map<string,variant>")) == F.lit(len(c))]
+        for k, t in tests.items():
+            parts.append(V.let(field(x, k), lambda f, t=t: f.isNotNull() & t(f)))
+        return nn(V.is_object(x) & _and(parts))
+    return obj
+
+
+def cmp_pred(op: str, c: Any) -> Pred:
+    """``$eq $gt $gte $lt $lte`` with constant ``c`` on one value (ComparisonMatchExpression)."""
+    return Pred(_cmp(op, c), M._cmp_single(M.MISSING, op, c) if M.regex_literal(c) is None else False)
 
 
 def regex_pred(pattern: str, options: str) -> Pred:
     java = M.translate_regex(pattern, options, "java")
-    return lambda x: nn(V.as_string(x).rlike(java))
+    return Pred(lambda x: nn(V.as_string(x).rlike(java)), False)
 
 
 def _eq_or_regex(item: Any) -> Pred:
@@ -261,48 +328,51 @@ def in_pred(items: list) -> Pred:
     strings = [x for x in items if isinstance(x, str)]
     others = [_eq_or_regex(x) for x in items if not isinstance(x, str)]
 
-    def pred(x: Column) -> Column:
+    def test(x: Column) -> Column:
         tests = [f(x) for f in others]
         if strings:
-            tests.insert(0, nn(V.is_string(x) & V.as_string(x).isin(strings)))
+            tests.insert(0, nn(V.as_string(x).isin(strings)))
         return nn(_or(tests))
-    return pred
+    return Pred(test, any(p.missing for p in others))
 
 
 def type_pred(spec: Any) -> Pred:
-    names = M.type_set(spec)
-    plain = sorted(n for n in names if n != "number")
+    names = set(M.type_set(spec))
+    if "number" in names:
+        names |= M.NUMBER_TYPES
+    codes = sorted(_C[n] for n in names if n in _C and n not in ("int", "long"))
 
-    def pred(x: Column) -> Column:
+    def test(x: Column) -> Column:
         tests = []
-        if plain:
-            tests.append(V.type_name(x).isin(plain))
-        if "number" in names:
-            tests.append(V.is_number(x))
+        if codes:
+            tests.append(_code(x).isin(*codes))
+        if "int" in names or "long" in names:
+            is_int = _code(x).isin(_C["int"], _C["long"])
+            if not ("int" in names and "long" in names):
+                small = F.try_variant_get(x, "$", "bigint").between(M.ejson.INT32_MIN, M.ejson.INT32_MAX)
+                is_int = is_int & (small if "int" in names else ~small)
+            tests.append(is_int)
         return nn(_or(tests))
-    return pred
+    return Pred(test, False)
 
 
 def mod_pred(arg: list) -> Pred:
     d, r = M.mod_args(arg)
 
-    def with_type(x: Column, tn: Column) -> Column:
-        xd = V.as_double(x)
-        t = F.coalesce(
-            V.as_long(x),
-            F.when((tn == "double") & (xd >= F.lit(-9.223372036854775808e18)) & (xd < F.lit(9.223372036854775808e18)),
-                   xd.cast("bigint")),
-            F.when(tn == "decimal", V.as_decimal(x).try_cast("bigint")),
-        )
+    def with_code(x: Column, code: Column) -> Column:
+        xd = F.try_variant_get(x, "$", "double")
+        t = (F.when(code.isin(_C["int"], _C["long"]), F.try_variant_get(x, "$", "bigint"))
+             .when((code == _C["double"]) & (xd >= F.lit(-9.223372036854775808e18))
+                   & (xd < F.lit(9.223372036854775808e18)), xd.cast("bigint"))
+             .when(code == _C["decimal"], F.try_variant_get(x, "$", "decimal(38,18)").try_cast("bigint")))
         if d == -1:
             return nn(t.isNotNull() & F.lit(r == 0))
         return nn(t % F.lit(d) == F.lit(r))
-
-    return lambda x: let(V.type_name(x), lambda tn: with_type(x, tn))
+    return Pred(lambda x: V.let(_code(x), lambda code: with_code(x, code)), False)
 
 
 def size_pred(n: Any) -> Pred:
-    return lambda x: nn(V.is_array(x) & (F.size(V.array_elems(x)) == F.lit(int(n))))
+    return Pred(lambda x: nn(F.size(V.array_elems(x)) == F.lit(int(n))), False)
 
 
 def value_predicate(op: str, val: Any, opdoc: dict, ctx: Ctx) -> Pred:
@@ -311,21 +381,21 @@ def value_predicate(op: str, val: Any, opdoc: dict, ctx: Ctx) -> Pred:
         return cmp_pred(op, val)
     if op == "$ne":
         p = cmp_pred("$eq", val)
-        return lambda x: ~p(x)
+        return Pred(lambda x: ~p(x), not p.missing)
     if op == "$in":
         return in_pred(val)
     if op == "$nin":
         p = in_pred(val)
-        return lambda x: ~p(x)
+        return Pred(lambda x: ~p(x), not p.missing)
     if op == "$exists":
         want = M._true_value(val)
-        return lambda x: x.isNotNull() if want else x.isNull()
+        return Pred((lambda x: x.isNotNull()) if want else (lambda x: x.isNull()), not want)
     if op == "$type":
         return type_pred(val)
     if op == "$regex":
         return regex_pred(*M.regex_of(opdoc))
     if op == "$options":
-        return lambda x: TRUE
+        return Pred(lambda x: TRUE, True)
     if op == "$size":
         return size_pred(val)
     if op == "$mod":
@@ -334,19 +404,19 @@ def value_predicate(op: str, val: Any, opdoc: dict, ctx: Ctx) -> Pred:
         return elem_match_pred(val, ctx)
     if op == "$all":
         if not val:
-            return lambda x: FALSE
+            return Pred(lambda x: FALSE, False)
         if M.is_all_elem_match(val):
             preds = [elem_match_pred(item["$elemMatch"], ctx) for item in val]
         else:
             preds = [_eq_or_regex(item) for item in val]
-        return lambda x: _and([p(x) for p in preds])
+        return Pred(lambda x: _and([p(x) for p in preds]), all(p.missing for p in preds))
     if op == "$not":
         rx = M.regex_literal(val)
         if rx is not None:
             p = regex_pred(*rx)
-            return lambda x: ~p(x)
+            return Pred(lambda x: ~p(x), True)
         preds = [value_predicate(o, a, val, ctx) for o, a in val.items()]
-        return lambda x: ~_and([p(x) for p in preds])
+        return Pred(lambda x: ~_and([p(x) for p in preds]), not all(p.missing for p in preds))
     raise operator_error(op, "field")
 
 
@@ -354,14 +424,12 @@ def elem_match_pred(sub: dict, ctx: Ctx) -> Pred:
     """``$elemMatch`` on one value: an array with an element matching ``sub``."""
     if M.is_elem_match_value(sub):
         preds = [value_predicate(op, a, sub, ctx) for op, a in sub.items()]
-        return lambda x: nn(V.is_array(x) & F.exists(V.array_elems(x), lambda e: _and([p(e) for p in preds])))
+        return Pred(lambda x: nn(F.exists(V.array_elems(x), lambda e: _and([p(e) for p in preds]))), False)
 
-    def pred(x: Column) -> Column:
-        def on_elem(e: Column) -> Column:
-            inner = _compile_doc(sub, dataclasses.replace(ctx, root=e)).value
-            return (V.is_object(e) | V.is_array(e)) & inner
-        return nn(V.is_array(x) & F.exists(V.array_elems(x), on_elem))
-    return pred
+    def on_elem(e: Column) -> Column:
+        inner = _compile_doc(sub, dataclasses.replace(ctx, root=e)).value
+        return (V.is_object(e) | V.is_array(e)) & inner
+    return Pred(lambda x: nn(F.exists(V.array_elems(x), on_elem)), False)
 
 
 # ------------------------------------------------------------------------------------ compile
@@ -433,7 +501,7 @@ def q_nin(path: str, arg: list, ctx: Ctx) -> Compiled:
 @query_operator("$exists")
 def q_exists(path: str, arg: Any, ctx: Ctx) -> Compiled:
     """The path reaches some value (or, with a false argument, none)."""
-    found = path_test(ctx.root, path, lambda x: x.isNotNull())
+    found = path_test(ctx.root, path, Pred(lambda x: x.isNotNull(), False))
     return Compiled(found if M._true_value(arg) else ~found)
 
 

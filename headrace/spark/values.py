@@ -34,18 +34,28 @@ API (stable; other modules import these names):
   sort_key(v)                           -- an orderable Spark column (struct) realising compare()
 
 Extras used by the expression compiler:
+  let(col, fn), let_many(cols, fn)      -- evaluate a column once and use it many times (a
+                                           one-element ``transform``; skipped for cheap columns)
+  type_code(v), TYPE_NAMES, CODE        -- the MQL type as an INT code (integers: CODE["int"])
+  rank_of_code(code)                    -- BSON order rank of a type code
+  sort_key_coded(x, c), compare_coded(a, b, ca, cb) -- sort_key / compare with known codes
   as_decimal(v)                         -- DECIMAL(38,18) of a number (NULL when out of range)
   as_integral(v)                        -- BIGINT of a number with an integral value, else NULL
   is_integer(v)                         -- MQL int or long
   is_object_raw(v)                      -- any VARIANT object (incl. $oid / $minKey wrappers)
-  object_entries(v)                     -- MAP<STRING,VARIANT> of an object, else NULL
+  object_entries(v)                     -- MAP<STRING,VARIANT> of a document, else NULL
   oid_hex(v)                            -- the hex string of an ObjectId value, else NULL
   variant_path(*keys)                   -- a ``variant_get`` path for literal keys
   from_double(c), from_long(c)          -- a DOUBLE / BIGINT column as VARIANT
 
+Cost model: Spark's analyzer makes about one pass over the whole plan per level of lambda
+nesting, so helpers avoid nesting lambdas and repeat small expressions instead of binding them.
+Type tests never cast strings to numbers (a failing cast is slow); they read the VARIANT type.
+
 Deviations (accepted): ``Int64`` values that fit in 32 bits read back as ``int``; object fields
 are stored sorted by name, so object comparison follows sorted field order; ``compare`` and
-``sort_key`` look three container levels deep and compare deeper levels by their JSON text.
+``sort_key`` compare the elements of arrays and documents by value and containers nested deeper
+by their JSON text; field paths traverse arrays and arrays nested one level deeper.
 """
 from __future__ import annotations
 
@@ -66,6 +76,8 @@ __all__ = [
     "get_path", "array_elems", "make_array", "make_object", "set_fields", "unset_fields",
     "compare", "equal", "sort_key", "as_decimal", "as_integral", "is_integer", "is_object_raw",
     "object_entries", "oid_hex", "variant_path", "from_double", "from_long", "RANKS",
+    "let", "let_many", "is_simple", "type_code", "TYPE_NAMES", "CODE", "NUMBER_CODES", "rank_of_code",
+    "sort_key_coded", "compare_coded",
 ]
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -229,11 +241,14 @@ _SIMPLE = re.compile(r"^Column<'[\w.`$]*(\['\w+'\])*'>$")
 
 def is_simple(c: Column) -> bool:
     """True for expressions cheaper to repeat than to bind: column references, lambda
-    variables, literals and one-call lookups such as ``variant_get(doc, '$.a')``."""
+    variables, literals and small lambda-free expressions such as ``variant_get(doc, '$.a')``.
+
+    Binding costs a lambda level, and Spark's analyzer needs about one pass over the whole plan
+    per level of lambda nesting, so small expressions are repeated instead."""
     s = str(c)
     if _SIMPLE.match(s):
         return True
-    return len(s) <= 120 and s.count("(") <= 1 and "lambda" not in s
+    return len(s) <= 300 and "lambda" not in s and "namedlambdavariable" not in s
 
 
 def let(c: Column, fn: Callable[[Column], Column]) -> Column:
@@ -289,16 +304,11 @@ def _is_array_raw(v: Column) -> Column:
 
 
 def _code_of(x: Column) -> Column:
-    """The type code of a bound (cheap to repeat) value."""
-    schema_code = F.try_element_at(
-        _const_map(_SCHEMA_CODES), F.substring_index(F.schema_of_variant(x), "(", 1))
-    integer = F.when(_tvg(x, "bigint").between(INT32_MIN, INT32_MAX), F.lit(CODE["int"])) \
-        .otherwise(F.lit(CODE["long"]))
-    return _code_expr(x, schema_code, integer)
-
-
-def _code_expr(x: Column, schema_code: Column, integer: Column) -> Column:
-    prim = F.coalesce(schema_code, F.lit(CODE["string"]))
+    """The type code of a bound (cheap to repeat) value; integers are all ``CODE["int"]``
+    here (``type_name`` tells int from long by magnitude)."""
+    prim = F.coalesce(F.try_element_at(_const_map(_SCHEMA_CODES),
+                                       F.substring_index(F.schema_of_variant(x), "(", 1)),
+                      F.lit(CODE["string"]))
     return (
         F.when(x.isNull(), F.lit(CODE["missing"]))
         .when(F.is_variant_null(x), F.lit(CODE["null"]))
@@ -309,7 +319,7 @@ def _code_expr(x: Column, schema_code: Column, integer: Column) -> Column:
               .when(_get(x, "$numberDecimal").isNotNull(), F.lit(CODE["decimal"]))
               .otherwise(F.lit(CODE["object"])))
         .when(_is_array_raw(x), F.lit(CODE["array"]))
-        .otherwise(F.when(prim == CODE["int"], integer).otherwise(prim))
+        .otherwise(prim)
     )
 
 
@@ -320,7 +330,11 @@ def type_code(v: Column) -> Column:
 
 def type_name(v: Column) -> Column:
     """The MQL ``$type`` name of v (``"missing"`` for SQL NULL)."""
-    return F.element_at(_const_array(TYPE_NAMES), type_code(v) + 1)
+    def body(x: Column) -> Column:
+        name = F.element_at(_const_array(TYPE_NAMES), _code_of(x) + 1)
+        small = _tvg(x, "bigint").between(INT32_MIN, INT32_MAX)
+        return F.when(name == "int", F.when(small, F.lit("int")).otherwise(F.lit("long"))).otherwise(name)
+    return let(v, body)
 
 
 _RANK_BY_CODE = [RANKS[n] for n in TYPE_NAMES]
@@ -497,7 +511,7 @@ def make_object(pairs: "Iterable[tuple[str, Column]] | Mapping[str, Column] | Co
     return let(m, lambda m: F.when(F.size(m) == 0, _const("_EMPTY_OBJECT")).otherwise(F.to_variant_object(m)))
 
 
-_ARRAY_DEPTH = 3
+_ARRAY_DEPTH = 1
 
 
 def _step(x: Column, key: str, depth: int) -> Column:
@@ -515,7 +529,7 @@ def get_path(v: Column, path: str) -> Column:
     """Aggregation field-path semantics for ``"a.b.c"`` over value ``v``.
 
     A direct lookup answers documents without arrays on the way; otherwise arrays are
-    traversed (nested arrays up to three levels)."""
+    traversed (and arrays nested one level deeper)."""
     keys = path.split(".") if path else []
     if not keys:
         return v
@@ -618,42 +632,51 @@ def _leaf_fields(x: Column, c: Column) -> list[Column]:
     ]
 
 
-_ITEM = "struct<k:string,v:variant>"
+def _leaf_key(x: Column, c: Column) -> Column:
+    """The key of a bound value with bound code; containers by their JSON text."""
+    fields = _leaf_fields(x, c)
+    fields.append(F.when(c.isin(CODE["object"], CODE["array"]), F.to_json(x)).alias("j"))
+    return F.struct(*fields)
 
 
-def _key(v: Column, depth: int) -> Column:
-    def body(x: Column) -> Column:
-        def with_code(c: Column) -> Column:
-            fields = _leaf_fields(x, c)
-            if depth <= 0:
-                fields.append(F.when(c.isin(CODE["object"], CODE["array"]), F.to_json(x)).alias("j"))
-                return F.struct(*fields)
-            items = (
-                F.when(c == CODE["array"], F.transform(
-                    array_elems(x), lambda e: F.struct(F.lit(None).cast("string").alias("k"), e.alias("v"))))
-                .when(c == CODE["object"], F.transform(
-                    F.map_entries(_tvg(x, "map<string,variant>")),
-                    lambda e: F.struct(e["key"].alias("k"), e["value"].alias("v"))))
-            )
-            keyed = F.transform(items, lambda p: let(_key(p["v"], depth - 1), lambda kk: F.struct(
-                kk["r"].alias("r"), p["k"].alias("k"), kk.alias("v"))))
-            fields.append(keyed.alias("items"))
-            return F.struct(*fields)
-        return let(_code_of(x), with_code)
-    return let(v, body)
+_NULL_KEY_NAME = "CAST(NULL AS STRING)"
+
+
+def _key_items(x: Column, c: Column) -> Column:
+    """Keys of the elements of an array, or of the (rank, name, value) fields of a document."""
+    def elem(e: Column, name: Column) -> Column:
+        return let(_code_of(e), lambda ce: F.struct(rank_of_code(ce).alias("r"), name.alias("k"),
+                                                    _leaf_key(e, ce).alias("v")))
+    return (F.when(c == CODE["array"],
+                   F.transform(array_elems(x), lambda e: elem(e, F.lit(None).cast("string"))))
+            .when(c == CODE["object"],
+                  F.transform(F.map_entries(_tvg(x, "map<string,variant>")),
+                              lambda e: elem(e["value"], e["key"]))))
+
+
+def sort_key_coded(x: Column, c: Column) -> Column:
+    """:func:`sort_key` of a bound value whose type code ``c`` is known."""
+    return F.struct(*_leaf_fields(x, c), _key_items(x, c).alias("items"))
 
 
 def sort_key(v: Column) -> Column:
     """An orderable struct: ``sort_key(a) < sort_key(b)`` iff ``compare(a, b) == -1``.
 
-    Missing sorts as null; containers are compared three levels deep, then by JSON text."""
-    return _key(v, 2)
+    Missing sorts as null; the elements of arrays and documents are compared by type and
+    value, containers nested deeper by their JSON text."""
+    return let(v, lambda x: let(_code_of(x), lambda c: sort_key_coded(x, c)))
+
+
+def compare_coded(a: Column, b: Column, ca: Column, cb: Column) -> Column:
+    """:func:`compare` of bound values with known type codes."""
+    return let_many([sort_key_coded(a, ca), sort_key_coded(b, cb)], lambda ka, kb: F.when(
+        ka < kb, F.lit(-1)).when(ka > kb, F.lit(1)).otherwise(F.lit(0)))
 
 
 def compare(a: Column, b: Column) -> Column:
     """-1, 0 or 1 (INT) in MongoDB's total order of values; missing compares as null."""
-    return let_many([sort_key(a), sort_key(b)], lambda ka, kb: F.when(ka < kb, F.lit(-1))
-                    .when(ka > kb, F.lit(1)).otherwise(F.lit(0)))
+    return let_many([a, b], lambda x, y: let_many(
+        [_code_of(x), _code_of(y)], lambda cx, cy: compare_coded(x, y, cx, cy)))
 
 
 def equal(a: Column, b: Column) -> Column:

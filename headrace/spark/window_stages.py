@@ -30,6 +30,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from ..mql import accumulators as mqlacc
+from ..mql.expressions import is_constant
 from . import values as V
 from .registry import ACCUMULATORS, Ctx, first_error
 
@@ -73,11 +74,16 @@ def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx])
         cols += [c.alias(pre + n) for n, c in a.inputs.items()]
     rows = ok.select(*cols)
 
-    id_failed = rows.filter(F.col("_gerr").isNotNull()).select(
-        "_w", "_seq", "doc", F.col("_gerr").alias("_err"), *extras)
-    if "_op" in extras:
-        id_failed = id_failed.withColumn("_op", F.lit("$group"))
-    rows = rows.filter(F.col("_gerr").isNull()).withColumn("_gk", V.sort_key(F.col("_gid")))
+    id_failed = None
+    if gid.error is not None:
+        id_failed = rows.filter(F.col("_gerr").isNotNull()).select(
+            "_w", "_seq", "doc", F.col("_gerr").alias("_err"), *extras)
+        if "_op" in extras:
+            id_failed = id_failed.withColumn("_op", F.lit("$group"))
+        rows = rows.filter(F.col("_gerr").isNull())
+    # groups by MQL equality of _id (sort keys); a constant _id makes one group per window
+    gk = F.lit(0) if is_constant(spec["_id"]) else V.sort_key(F.col("_gid"))
+    rows = rows.withColumn("_gk", gk)
 
     aggs = [F.min("_seq").alias("_seq"), F.min_by("_gid", "_seq").alias("_id"),
             F.min_by("_rerr", F.when(F.col("_rerr").isNotNull(), F.col("_seq"))).alias("_rerr")]
@@ -86,24 +92,45 @@ def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx])
         aggs += [fn(lambda n, pre=pre: F.col(pre + n)).alias(pre + n) for n, fn in a.aggs.items()]
     grouped = rows.groupBy("_w", "_gk").agg(*aggs)
 
-    gid_col = F.col("_id")
-    key_root = F.when(V.is_object(gid_col), gid_col).otherwise(F.parse_json(F.lit("{}")))
-    key_ctx = lambda: ctx_factory(key_root).at("$group")  # noqa: E731
-    values, errors = [("_id", gid_col)], [F.col("_rerr")]
+    # n of $topN & co. is evaluated against the group key: _id when it is a document, else {}
+    used_key = []
+
+    def key_ctx() -> Ctx:
+        used_key.append(True)
+        return ctx_factory(F.col("_kroot")).at("$group")
+
+    steps = []
+    for i in range(max((len(a.steps) for _, _, a in accs), default=0)):
+        cols = {}
+        for _, pre, a in accs:
+            if i < len(a.steps):
+                ref = lambda n, pre=pre: F.col(pre + n)  # noqa: E731
+                cols.update({pre + n: fn(ref, key_ctx) for n, fn in a.steps[i].items()})
+        steps.append(cols)
+    if used_key:
+        grouped = grouped.withColumn("_kroot", F.when(V.is_object(F.col("_id")), F.col("_id"))
+                                     .otherwise(F.parse_json(F.lit("{}"))))
+    for cols in steps:
+        grouped = grouped.withColumns(cols)
+
+    values, errors = [("_id", F.col("_id"))], [F.col("_rerr")]
     for name, pre, a in accs:
-        res = a.finish(lambda n, pre=pre: F.col(pre + n), key_ctx)
-        values.append((name, res.value))
-        if res.error is not None:
-            errors.append(F.when(res.error.isNotNull(), F.concat(F.lit(f"$group.{name}: "), res.error)))
-    err = F.coalesce(*errors) if len(errors) > 1 else errors[0]
-    out_cols = [F.col("_w"), F.col("_seq"), V.make_object(values).alias("doc"), err.alias("_err")]
+        values.append((name, F.col(pre + "value")))
+        if "error" in a.steps[-1]:
+            e = F.col(pre + "error")
+            errors.append(F.when(e.isNotNull(), F.concat(F.lit(f"$group.{name}: "), e)))
+    grouped = grouped.withColumn("_ferr", F.coalesce(*errors) if len(errors) > 1 else errors[0])
+    out_cols = [F.col("_w"), F.col("_seq"), V.make_object(values).alias("doc"), F.col("_ferr").alias("_err")]
     for c in extras:
         if c == "_op":
-            out_cols.append(F.when(err.isNotNull(), F.lit("$group")).cast(df.schema["_op"].dataType).alias("_op"))
+            out_cols.append(F.when(F.col("_ferr").isNotNull(), F.lit("$group"))
+                            .cast(df.schema["_op"].dataType).alias("_op"))
         else:
             out_cols.append(F.col(c))
     out = grouped.select(*out_cols)
-    return out.unionByName(id_failed).unionByName(failed)
+    if id_failed is not None:
+        out = out.unionByName(id_failed)
+    return out.unionByName(failed)
 
 
 # ---------------------------------------------------------------------------------------------

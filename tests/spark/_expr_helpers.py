@@ -99,11 +99,13 @@ def same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def check_cases(spark, cases: list[tuple], meta: dict | None = None) -> None:
-    """``cases``: ``(doc, expr, expected)`` or ``(doc, expr, expected, error_substring)``.
-
-    An expected ``ERROR`` with an error substring means the row must carry an error."""
-    results = eval_exprs(spark, [(c[0], c[1]) for c in cases], meta)
+def check_cases(spark, cases: list[tuple], meta: dict | None = None, chunk: int = 12) -> None:
+    """``cases``: ``(doc, expr, expected)`` or ``(doc, expr, expected, error_substring)``; with
+    an error substring the row must carry an error containing it. Cases run ``chunk`` per query
+    (one projection holding every case's expression)."""
+    results = []
+    for i in range(0, len(cases), chunk):
+        results += eval_exprs(spark, [(c[0], c[1]) for c in cases[i:i + chunk]], meta)
     bad = []
     for case, (val, err) in zip(cases, results):
         doc, expr, expected = case[:3]

@@ -69,7 +69,7 @@ def compile_expression(expr: Any, ctx: Ctx) -> Compiled:
     if isinstance(expr, dict):
         if len(expr) == 1:
             (op, arg), = expr.items()
-            if isinstance(op, str) and op.startswith("$"):
+            if isinstance(op, str) and op.startswith("$") and op != "$regularExpression":
                 fn = EXPRESSIONS.get(op)
                 if fn is None:
                     raise NotImplementedError(f"expression operator {op} has no Spark compiler")

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from .. import values as V
 from ..registry import Compiled, Ctx, expression
 from ._common import (
     CODE, INT_CODES, LONG_MIN, all_, any_, compile_args, date_ms, dbl, dec, errors_of, found, is_num,
@@ -80,7 +81,7 @@ def _variadic(op: str, arg: Any, ctx: Ctx, identity: int, long_fn, double_fn, de
         any_null = any_([nullish(c) for c in cs])
         all_ok = all_([ok(c) for c in cs])
         num = _numeric_fold(xs, cs, long_fn, double_fn, dec_fn)
-        out = F.when(any_null, F.lit(None).cast("variant")).when(~all_ok, F.lit(None).cast("variant"))
+        out = F.when(any_null, V.NULL).when(~all_ok, F.lit(None).cast("variant"))
         if allow_date and len(xs) > 1:
             n_dates = _fold([F.when(c == DATE, 1).otherwise(0) for c in cs], lambda a, b: a + b)
             # one date plus numbers: the date moved by the (rounded) milliseconds
@@ -124,7 +125,7 @@ def _binary(op: str, arg: Any, ctx: Ctx, value_fn, error_fn) -> Compiled:
 
 
 def _null() -> Column:
-    return F.lit(None).cast("variant")
+    return V.NULL
 
 
 def _num2(a, b, ca, cb, long_fn, double_fn, dec_fn) -> Column:
@@ -211,7 +212,7 @@ def _unary(op: str, arg: Any, ctx: Ctx, value_fn, extra_error=None) -> Compiled:
 
     def value(xs, cs):
         x, c = xs[0], cs[0]
-        return F.when(is_num(c), value_fn(x, c))
+        return F.when(nullish(c), V.NULL).when(is_num(c), value_fn(x, c))
 
     def error(xs, cs):
         x, c = xs[0], cs[0]
@@ -294,14 +295,15 @@ def _round_like(op: str, arg: Any, ctx: Ctx, truncate: bool) -> Compiled:
         d = dbl(x)
         r = (F.when(d >= 0, F.floor(d * scale)).otherwise(F.ceil(d * scale)) if truncate
              else F.rint(d * scale)) / scale
-        return (F.when(nullish(pc), F.lit(None).cast("variant"))
+        return (F.when(nullish(pc), V.NULL)
                 .when(c.isin(*INT_CODES), F.when(p >= 0, x).otherwise(v_long(r.cast("bigint"))))
                 .when(is_num(c), F.when(c == DECIMAL, v_decimal(r.cast("decimal(38,18)"))).otherwise(v_double(r))))
 
     value_fn = value_const if const_place else value_dyn
 
     def value(xs, cs):
-        return F.when(is_num(cs[0]), value_fn(xs, cs))
+        null = nullish(cs[0]) if len(cs) == 1 else (nullish(cs[0]) | nullish(cs[1]))
+        return F.when(null, V.NULL).when(is_num(cs[0]), value_fn(xs, cs))
 
     def error(xs, cs):
         x, c = xs[0], cs[0]
@@ -318,8 +320,6 @@ def _round_like(op: str, arg: Any, ctx: Ctx, truncate: bool) -> Compiled:
 
 
 def V_integral(x: Column) -> Column:
-    from .. import values as V
-
     return V.as_integral(x)
 
 

@@ -16,37 +16,54 @@ from pyspark.sql import functions as F
 
 from .. import values as V
 from ..registry import Compiled, Ctx, expression
-from ._common import CODE, INT_CODES, compile_args, dbl, errors_of, lng, v_long, with_codes
+from ._common import CODE, INT_CODES, compile_args, dbl, dec, errors_of, lng, v_long, with_codes
 
-_TWO53 = float(2**53)
+def compare3(a: Column, b: Column, ca: Column, cb: Column, containers: bool = True) -> Column:
+    """-1/0/1 of two bound values with bound type codes (missing below null).
 
-
-def compare3(a: Column, b: Column, ca: Column, cb: Column) -> Column:
-    """-1/0/1 of two bound values with bound type codes (missing below null)."""
-    da, db_ = dbl(a), dbl(b)
-    num = ca.isin(CODE["int"], CODE["long"], CODE["double"]) & cb.isin(CODE["int"], CODE["long"], CODE["double"])
-    ints = ca.isin(*INT_CODES) & cb.isin(*INT_CODES)
-    sa, sb = F.try_variant_get(a, "$", "string"), F.try_variant_get(b, "$", "string")
-    la, lb = lng(a), lng(b)
-
+    ``containers=False`` when at most one side can be an array or document (then they differ
+    in type and the element-wise comparison is not needed)."""
     def sign(x: Column, y: Column) -> Column:
         return F.when(x < y, F.lit(-1)).when(x > y, F.lit(1)).otherwise(F.lit(0))
 
+    ra, rb = V.rank_of_code(ca), V.rank_of_code(cb)
+    da, db_ = dbl(a), dbl(b)
     nan_a, nan_b = F.isnan(da), F.isnan(db_)
-    dbl_cmp = (F.when(nan_a & nan_b, F.lit(0)).when(nan_a, F.lit(-1)).when(nan_b, F.lit(1))
-               .otherwise(sign(da, db_)))
+    # doubles first; exact decimals / longs break ties of large or decimal values
+    num_cmp = (F.when(nan_a & nan_b, F.lit(0)).when(nan_a, F.lit(-1)).when(nan_b, F.lit(1))
+               .when(ca.isin(*INT_CODES) & cb.isin(*INT_CODES), sign(lng(a), lng(b)))
+               .when(da != db_, sign(da, db_))
+               .otherwise(F.coalesce(sign(dec(a), dec(b)), F.lit(0))))
+
+    def typed(t: str) -> Column:
+        return sign(F.try_variant_get(a, "$", t), F.try_variant_get(b, "$", t))
+
     missing = CODE["missing"]
     return (
         F.when((ca == missing) & (cb == missing), F.lit(0))
         .when(ca == missing, F.when(cb == CODE["minKey"], F.lit(1)).otherwise(F.lit(-1)))
         .when(cb == missing, F.when(ca == CODE["minKey"], F.lit(-1)).otherwise(F.lit(1)))
-        .when(ints, sign(la, lb))
-        .when(num & (F.abs(da) < _TWO53) & (F.abs(db_) < _TWO53), dbl_cmp)
-        .when((ca == CODE["string"]) & (cb == CODE["string"]), sign(sa, sb))
-        .when((ca == CODE["date"]) & (cb == CODE["date"]),
-              sign(F.try_variant_get(a, "$", "timestamp"), F.try_variant_get(b, "$", "timestamp")))
-        .otherwise(V.compare(a, b))
+        .when(ra != rb, sign(ra, rb))
+        .when(ra == 3, num_cmp)
+        .when(ca == CODE["string"], typed("string"))
+        .when(ca == CODE["date"], typed("timestamp"))
+        .when(ca == CODE["bool"], typed("boolean"))
+        .when(ca == CODE["objectId"], sign(V.oid_hex(a), V.oid_hex(b)))
+        .when(ca == CODE["binData"], typed("binary"))
+        .when(F.lit(containers) & ca.isin(CODE["object"], CODE["array"]),
+              V.compare_coded(a, b, ca, cb) if containers else F.lit(0))
+        .otherwise(F.lit(0))
     )
+
+
+def _may_be_container(expr: Any) -> bool:
+    """False for constants that are not arrays or documents."""
+    if isinstance(expr, dict) and len(expr) == 1 and "$literal" in expr:
+        expr = expr["$literal"]
+        return isinstance(expr, (list, dict))
+    if isinstance(expr, str):
+        return expr.startswith("$")
+    return isinstance(expr, (list, dict))
 
 
 _TESTS = {
@@ -59,11 +76,12 @@ def _make(op: str):
     def impl(arg: Any, ctx: Ctx) -> Compiled:
         args = compile_args(arg, ctx, op)
         vals = [a.value for a in args]
+        both = _may_be_container(arg[0]) and _may_be_container(arg[1])
         if op == "$cmp":
-            value = with_codes(vals, lambda xs, cs: v_long(compare3(xs[0], xs[1], cs[0], cs[1])))
+            value = with_codes(vals, lambda xs, cs: v_long(compare3(xs[0], xs[1], cs[0], cs[1], both)))
         else:
             test = _TESTS[op]
-            value = with_codes(vals, lambda xs, cs: test(compare3(xs[0], xs[1], cs[0], cs[1])).cast("variant"))
+            value = with_codes(vals, lambda xs, cs: test(compare3(xs[0], xs[1], cs[0], cs[1], both)).cast("variant"))
         return Compiled(value, errors_of(args))
     return impl
 

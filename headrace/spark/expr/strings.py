@@ -121,7 +121,7 @@ def _substr(op: str, arg: Any, ctx: Ctx, code_points: bool) -> Compiled:
             b = s.cast("binary")
             n = F.when(length < 0, F.octet_length(s)).otherwise(length)
             out = F.when(start >= F.octet_length(s), F.lit("")).otherwise(
-                F.decode(F.substring(b, (start + 1).cast("int"), n.cast("int")), "UTF-8"))
+                F.substring(b, (start + 1).cast("int"), n.cast("int")).cast("string"))
         return v_string(out)
 
     def error(xs, cs):
@@ -233,7 +233,7 @@ def split(arg: Any, ctx: Ctx) -> Compiled:
 
     def value(xs, cs):
         s, sep = _str(xs[0]), _str(xs[1])
-        parts = F.split(s, _literal_regex(sep), -1)
+        parts = F.call_function("split", s, _literal_regex(sep), F.lit(-1))
         ok = (cs[0] == STRING) & (cs[1] == STRING) & (F.length(sep) > 0)
         return (F.when(nullish(cs[0]) | nullish(cs[1]), V.NULL)
                 .when(ok, V.make_array(F.transform(parts, lambda p: p.cast("variant")))))
@@ -356,10 +356,10 @@ def _regex_op(op: str):
                 none = {"$regexMatch": V.lit_value(False), "$regexFind": V.NULL, "$regexFindAll": V.lit_value([])}[op]
                 return F.when(c == STRING, none)
             if op == "$regexMatch":
-                out = v_bool(s.rlike(pattern))
+                out = v_bool(F.regexp_like(s, pattern))
                 empty = V.lit_value(False)
             elif op == "$regexFind":
-                out = F.when(s.rlike(pattern), _find_one(s, pattern, groups)).otherwise(V.NULL)
+                out = F.when(F.regexp_like(s, pattern), _find_one(s, pattern, groups)).otherwise(V.NULL)
                 empty = V.NULL
             else:
                 out = _find_all(s, pattern, groups)
@@ -382,16 +382,16 @@ def _captures(s: Column, pattern: Column, groups: int | None, extract) -> Column
 
 
 def _find_one(s: Column, pattern: Column, groups: int | None) -> Column:
-    match = F.regexp_extract(s, pattern, 0)
-    idx = F.regexp_instr(s, pattern) - 1
-    caps = _captures(s, pattern, groups, lambda i: v_string(F.regexp_extract(s, pattern, i)))
+    match = F.call_function("regexp_extract", s, pattern, F.lit(0))
+    idx = F.call_function("regexp_instr", s, pattern) - 1
+    caps = _captures(s, pattern, groups, lambda i: v_string(F.call_function("regexp_extract", s, pattern, F.lit(i))))
     return V.make_object([("match", v_string(match)), ("idx", v_long(idx)), ("captures", caps)])
 
 
 def _find_all(s: Column, pattern: Column, groups: int | None) -> Column:
-    matches = F.regexp_extract_all(s, pattern, F.lit(0))
-    pieces = F.split(s, pattern, -1)
-    cap_arrays = [F.regexp_extract_all(s, pattern, F.lit(i)) for i in range(1, (groups or 0) + 1)]
+    matches = F.call_function("regexp_extract_all", s, pattern, F.lit(0))
+    pieces = F.call_function("split", s, pattern, F.lit(-1))
+    cap_arrays = [F.call_function("regexp_extract_all", s, pattern, F.lit(i)) for i in range(1, (groups or 0) + 1)]
 
     def entry(m: Column, i: Column) -> Column:
         # the text before match i is pieces[0..i] and matches[0..i-1]

@@ -119,7 +119,7 @@ def convert(x: Column, c: Column, to: str, op: str) -> tuple[Column, Column]:
         return F.when(raw.isNotNull(), raw.cast("variant")), None
     if to == "date":
         oid_secs = F.conv(F.substring(V.oid_hex(x), 1, 8), 16, 10).cast("bigint")
-        raw = (F.when(c == CODE["long"], lng(x))
+        raw = (F.when(c.isin(*INT_CODES), lng(x))
                .when(c == CODE["double"], F.when(finite, d.cast("bigint")))
                .when(c == CODE["decimal"], dec(x).try_cast("bigint"))
                .when(c == CODE["string"], parse_iso_date_ms(s))
@@ -178,9 +178,10 @@ def _convert(op: str, input_expr: Any, to: Any, ctx: Ctx, on_error: Any = None, 
             out = F.when(cond, e) if out is None else out.when(cond, e)
         if on is not None and on.error is not None:
             out = F.when(nullish(c), on.error).otherwise(out) if out is not None else F.when(nullish(c), on.error)
-        return out
+        return out if out is not None else F.lit(None).cast("string")
 
-    err = with_codes([inp.value], error) if any(True for _ in targets) else None
+    can_fail = set(targets) != {"bool"} or (on is not None and on.error is not None)
+    err = with_codes([inp.value], error) if can_fail else None
     bad_to = None
     if to_c is not None:
         known = None

@@ -42,7 +42,7 @@ def docs(rows):
 
 
 def pipeline(rows, window, replay=None, source=None):
-    src = {"documents": docs(rows), "timeField": {"$dateFromString": {"dateString": "$t"}},
+    src = {"documents": docs(rows), "timeField": {"$toDate": "$t"},
            "replay": replay or {"arrivalField": "arrival"}, **(source or {})}
     return [{"$source": src}, {"$tumblingWindow": {**window, "pipeline": [{"$project": {"t": 1}}]}}]
 

@@ -56,7 +56,7 @@ def to_pipeline(sc):
         win["offset"] = {"size": sc["offset"], "unit": "ms"}
     if sc["idle"]:
         win["idleTimeout"] = {"size": sc["idle"], "unit": "ms"}
-    src = {"documents": docs, "timeField": {"$dateFromString": {"dateString": "$t"}},
+    src = {"documents": docs, "timeField": {"$toDate": "$t"},
            "replay": {"arrivalField": "arrival", "partitionField": "p", "partitions": sc["parts"]}}
     if sc["pidle"]:
         src["partitionIdleTimeout"] = {"size": sc["pidle"], "unit": "ms"}

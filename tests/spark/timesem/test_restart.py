@@ -35,7 +35,7 @@ def _docs(n=24, seed=3):
 
 def _pipeline(coll: str):
     return {"pipeline": [
-        {"$source": {"documents": _docs(), "timeField": {"$dateFromString": {"dateString": "$t"}},
+        {"$source": {"documents": _docs(), "timeField": {"$toDate": "$t"},
                      "replay": {"arrivalField": "arrival"}}},
         {"$tumblingWindow": {"interval": {"size": 10, "unit": "second"},
                              "allowedLateness": {"size": 1, "unit": "second"},

@@ -1,0 +1,58 @@
+"""A processor reading an embedded sharded stream while it is split and merged: every record
+comes out once, in put order per key, and drained parents stop holding the watermark."""
+from __future__ import annotations
+
+import pytest
+
+from headrace.connections import load_registry
+from headrace.streams.stream import Stream, create_stream
+
+pytestmark = pytest.mark.spark
+
+
+def test_processor_reads_across_resharding(spark, tmp_path):
+    home = tmp_path / "home"
+    create_stream(home, "events", 2)
+    s = Stream(home, "events")
+    n = 0
+
+    def put(count):
+        nonlocal n
+        s.put_many([(f"k{i % 5}", {"k": f"k{i % 5}", "i": i}) for i in range(n, n + count)])
+        n += count
+
+    put(30)
+
+    def fault(batch_id, phase):
+        if batch_id == 1:
+            first = s.meta().open_shards()[0].id
+            s.split(first)
+            put(20)
+        if batch_id == 3:
+            a, b = [x.id for x in s.meta().open_shards()][:2]
+            s.merge(a, b)
+            put(20)
+
+    from headrace.spark.engine import Processor, RunOptions
+    from headrace.spec import parse_pipeline
+
+    outputs: list = []
+    pipe = [{"$source": {"connectionName": "stream", "stream": "events", "config": {"maxRecordsPerBatch": 12}}},
+            {"$match": {"i": {"$gte": 0}}}]
+    proc = Processor(parse_pipeline(pipe), RunOptions(name="s", checkpoint=tmp_path / "ck",
+                                                      registry=load_registry(None, home),
+                                                      on_output=outputs.extend, fault=fault))
+    stats = proc.run(max_input=70, duration_s=600)
+    got = [d["i"] for d in outputs]
+    assert sorted(got) == list(range(70))
+    for k in range(5):
+        per_key = [d["i"] for d in outputs if d["k"] == f"k{k}"]
+        assert per_key == sorted(per_key), f"key k{k} out of order: {per_key}"
+    assert {d["_stream_meta"]["source"]["type"] for d in outputs} == {"stream"}
+    # drained parents are no longer watermark partitions: only shards open now (or still holding
+    # unread records) remain in the processor's partition list
+
+    open_now = {x.id for x in s.meta().shards.values() if x.open}
+    listed = {p["partition"] for p in stats["partitions"]}
+    closed = {x.id for x in s.meta().shards.values() if not x.open}
+    assert open_now <= listed and len(closed) == 3

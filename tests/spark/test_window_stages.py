@@ -1,0 +1,597 @@
+"""$group (every accumulator), $sort, $limit and $count over closed windows.
+
+Expected values are MongoDB's documented examples (the manual pages of $group and of each
+accumulator), plus MongoDB's result typing, null/missing handling and tie rules. Every case runs
+in its own window key; several cases put documents in more than one window to show that windows
+are independent. All cases run in one Spark job (module fixture).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+import statistics
+from decimal import Decimal as D
+
+import pytest
+
+from headrace.ejson import Int64
+
+from _window_helpers import Case, by_id, docs_of, run_cases
+
+pytestmark = pytest.mark.spark
+
+
+def date(s: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+
+
+# ------------------------------------------------------------------ data from the MongoDB manual
+
+# $group page: "sales" (Decimal128 prices, Int32 quantities)
+SALES = [
+    {"_id": 1, "item": "abc", "price": D("10"), "quantity": 2, "date": date("2014-03-01T08:00:00Z")},
+    {"_id": 2, "item": "jkl", "price": D("20"), "quantity": 1, "date": date("2014-03-01T09:00:00Z")},
+    {"_id": 3, "item": "xyz", "price": D("5"), "quantity": 10, "date": date("2014-03-15T09:00:00Z")},
+    {"_id": 4, "item": "xyz", "price": D("5"), "quantity": 20, "date": date("2014-04-04T11:21:39.736Z")},
+    {"_id": 5, "item": "abc", "price": D("10"), "quantity": 10, "date": date("2014-04-04T21:23:13.331Z")},
+    {"_id": 6, "item": "def", "price": D("7.5"), "quantity": 5, "date": date("2015-06-04T05:08:13Z")},
+    {"_id": 7, "item": "def", "price": D("7.5"), "quantity": 10, "date": date("2015-09-10T08:43:00Z")},
+    {"_id": 8, "item": "abc", "price": D("10"), "quantity": 5, "date": date("2016-02-06T20:20:13Z")},
+]
+# $sum / $avg / $max / $min / $addToSet pages: "sales" with int prices
+SALES_INT = [
+    {"_id": 1, "item": "abc", "price": 10, "quantity": 2, "date": date("2014-01-01T08:00:00Z")},
+    {"_id": 2, "item": "jkl", "price": 20, "quantity": 1, "date": date("2014-02-03T09:00:00Z")},
+    {"_id": 3, "item": "xyz", "price": 5, "quantity": 5, "date": date("2014-02-03T09:05:00Z")},
+    {"_id": 4, "item": "abc", "price": 10, "quantity": 10, "date": date("2014-02-15T08:00:00Z")},
+    {"_id": 5, "item": "xyz", "price": 5, "quantity": 10, "date": date("2014-02-15T09:05:00Z")},
+]
+# $first / $last pages
+SALES_FL = SALES_INT + [
+    {"_id": 6, "item": "xyz", "price": 5, "quantity": 5, "date": date("2014-02-15T12:05:10Z")},
+    {"_id": 7, "item": "xyz", "price": 5, "quantity": 10, "date": date("2014-02-15T14:12:12Z")},
+]
+BOOKS = [
+    {"_id": 8751, "title": "The Banquet", "author": "Dante", "copies": 2},
+    {"_id": 8752, "title": "Divine Comedy", "author": "Dante", "copies": 1},
+    {"_id": 8645, "title": "Eclogues", "author": "Dante", "copies": 2},
+    {"_id": 7000, "title": "The Odyssey", "author": "Homer", "copies": 10},
+    {"_id": 7020, "title": "Iliad", "author": "Homer", "copies": 10},
+]
+GAMESCORES = [
+    {"playerId": "PlayerA", "gameId": "G1", "score": 31},
+    {"playerId": "PlayerB", "gameId": "G1", "score": 33},
+    {"playerId": "PlayerC", "gameId": "G1", "score": 99},
+    {"playerId": "PlayerD", "gameId": "G1", "score": 1},
+    {"playerId": "PlayerA", "gameId": "G2", "score": 10},
+    {"playerId": "PlayerB", "gameId": "G2", "score": 14},
+    {"playerId": "PlayerC", "gameId": "G2", "score": 66},
+    {"playerId": "PlayerD", "gameId": "G2", "score": 80},
+]
+# "Null and Missing Values" examples of $top, $bottom, $topN, $bottomN, $firstN, $lastN
+NULL_SCORES = [
+    {"playerId": "PlayerA", "gameId": "G1", "score": 1},
+    {"playerId": "PlayerB", "gameId": "G1", "score": 2},
+    {"playerId": "PlayerC", "gameId": "G1", "score": 3},
+    {"playerId": "PlayerD", "gameId": "G1"},
+    {"playerId": "PlayerE", "gameId": "G1", "score": None},
+]
+MIXED_SCORES = [
+    {"playerId": "PlayerA", "gameId": "G1", "score": 1},
+    {"playerId": "PlayerB", "gameId": "G1", "score": "2"},
+    {"playerId": "PlayerC", "gameId": "G1", "score": ""},
+]
+QUARTERS = [
+    {"_id": 1, "year": 2017, "item": "A", "quantity": {"2017Q1": 500, "2017Q2": 500}},
+    {"_id": 2, "year": 2016, "item": "A", "quantity": {"2016Q1": 400, "2016Q2": 300, "2016Q3": 0, "2016Q4": 0}},
+    {"_id": 3, "year": 2017, "item": "B", "quantity": {"2017Q1": 300}},
+    {"_id": 4, "year": 2016, "item": "B", "quantity": {"2016Q3": 100, "2016Q4": 250}},
+]
+USERS = [
+    {"_id": 1, "name": "dave123", "quiz": 1, "score": 85},
+    {"_id": 2, "name": "dave2", "quiz": 1, "score": 90},
+    {"_id": 3, "name": "ahn", "quiz": 1, "score": 71},
+    {"_id": 4, "name": "li", "quiz": 2, "score": 96},
+    {"_id": 5, "name": "annT", "quiz": 2, "score": 77},
+    {"_id": 6, "name": "ty", "quiz": 2, "score": 82},
+]
+CAKE_SALES = [
+    {"_id": 0, "type": "chocolate", "orderDate": date("2020-05-18T14:10:30Z"), "state": "CA", "price": 13,
+     "quantity": 120},
+    {"_id": 1, "type": "chocolate", "orderDate": date("2021-03-20T11:30:05Z"), "state": "WA", "price": 14,
+     "quantity": 140},
+    {"_id": 2, "type": "vanilla", "orderDate": date("2021-01-11T06:31:15Z"), "state": "CA", "price": 12,
+     "quantity": 145},
+    {"_id": 3, "type": "vanilla", "orderDate": date("2020-02-08T13:13:23Z"), "state": "WA", "price": 13,
+     "quantity": 104},
+    {"_id": 4, "type": "strawberry", "orderDate": date("2019-05-18T16:09:01Z"), "state": "CA", "price": 41,
+     "quantity": 162},
+    {"_id": 5, "type": "strawberry", "orderDate": date("2019-01-08T06:12:03Z"), "state": "WA", "price": 43,
+     "quantity": 134},
+]
+TEST_SCORES = [
+    {"studentId": "2345", "test01": 62, "test02": 81, "test03": 80},
+    {"studentId": "2356", "test01": 60, "test02": 83, "test03": 79},
+    {"studentId": "2358", "test01": 67, "test02": 82, "test03": 78},
+    {"studentId": "2367", "test01": 64, "test02": 72, "test03": 77},
+    {"studentId": "2369", "test01": 60, "test02": 53, "test03": 72},
+]
+RESTAURANTS = [
+    {"_id": 1, "name": "Central Park Cafe", "borough": "Manhattan"},
+    {"_id": 2, "name": "Rock A Feller Bar and Grill", "borough": "Queens"},
+    {"_id": 3, "name": "Empire State Pub", "borough": "Brooklyn"},
+    {"_id": 4, "name": "Stan's Pizzaria", "borough": "Manhattan"},
+    {"_id": 5, "name": "Jane's Deli", "borough": "Brooklyn"},
+]
+SCORES = [  # $count stage page, already filtered by {score: {$gt: 80}}
+    {"_id": 1, "subject": "History", "score": 88},
+    {"_id": 2, "subject": "History", "score": 92},
+    {"_id": 4, "subject": "History", "score": 82},
+    {"_id": 6, "subject": "History", "score": 83},
+]
+
+PCT = [0.5, 0.75, 0.9, 0.95]
+
+
+def pct(field, p=PCT):
+    return {"$percentile": {"input": f"${field}", "p": p, "method": "approximate"}}
+
+
+def gs(acc):
+    return {"_id": "$gameId", "v": acc}
+
+
+# ------------------------------------------------------------------ random tie-breaking oracle
+
+def mongo_top_bottom(keys: list, n: int, bottom: bool) -> list[int]:
+    """MongoDB's AccumulatorTopBottomN (a bounded multimap) over keys in arrival order."""
+    kept: list[tuple] = []
+    for i, k in enumerate(keys):
+        if len(kept) == n:
+            if not bottom:
+                if kept[-1][0] > k:
+                    kept.pop()
+                else:
+                    continue
+            elif k > kept[0][0]:
+                kept.pop(0)
+            else:
+                continue
+        pos = sum(1 for x in kept if x[0] <= k)     # insert after equal keys
+        kept.insert(pos, (k, i))
+    return [i for _, i in kept]
+
+
+RNG = random.Random(20240101)
+TIE_GROUPS = []
+for g in range(40):
+    TIE_GROUPS.append((g, RNG.randint(1, 5), [RNG.randint(0, 3) for _ in range(RNG.randint(1, 12))]))
+_slots = [g for g, _, keys in TIE_GROUPS for _ in keys]
+RNG.shuffle(_slots)  # the groups' documents interleave in arrival order
+_next = {g: 0 for g, _, _ in TIE_GROUPS}
+TIE_DOCS = []
+for g in _slots:
+    _, n, keys = TIE_GROUPS[g]
+    i = _next[g]
+    _next[g] += 1
+    TIE_DOCS.append({"g": g, "n": n, "k": keys[i], "i": i})
+
+
+# ------------------------------------------------------------------ the cases
+
+CASES = [
+    # $group page
+    Case("sales_by_item", [SALES], [("$group", {
+        "_id": "$item", "totalSaleAmount": {"$sum": {"$multiply": ["$price", "$quantity"]}}})]),
+    Case("sales_by_null", [SALES], [("$group", {
+        "_id": None, "totalSaleAmount": {"$sum": {"$multiply": ["$price", "$quantity"]}},
+        "averageQuantity": {"$avg": "$quantity"}, "count": {"$sum": 1}, "countAcc": {"$count": {}}})]),
+    Case("sales_distinct", [SALES], [("$group", {"_id": "$item"})]),
+    Case("sales_by_day", [SALES[:5]], [("$group", {
+        "_id": {"$dateToString": {"format": "%Y-%m-%d", "date": "$date"}},
+        "totalSaleAmount": {"$sum": {"$multiply": ["$price", "$quantity"]}},
+        "averageQuantity": {"$avg": "$quantity"}, "count": {"$sum": 1}}), ("$sort", {"totalSaleAmount": -1})]),
+    Case("books", [BOOKS], [("$group", {"_id": "$author", "books": {"$push": "$title"},
+                                        "docs": {"$push": "$$ROOT"}})]),
+    # accumulator pages
+    Case("sum_avg_min_max", [SALES_INT], [("$group", {
+        "_id": {"day": {"$dayOfYear": "$date"}, "year": {"$year": "$date"}},
+        "totalAmount": {"$sum": {"$multiply": ["$price", "$quantity"]}}, "count": {"$sum": 1},
+        "qty": {"$sum": "$qty"}, "itemsSold": {"$addToSet": "$item"}})]),
+    Case("by_item", [SALES_INT], [("$group", {
+        "_id": "$item", "avgAmount": {"$avg": {"$multiply": ["$price", "$quantity"]}},
+        "avgQuantity": {"$avg": "$quantity"}, "maxTotalAmount": {"$max": {"$multiply": ["$price", "$quantity"]}},
+        "maxQuantity": {"$max": "$quantity"}, "minQuantity": {"$min": "$quantity"}})]),
+    # $first/$last after $sort; rows delivered to Spark in reverse, arrival order shuffled
+    Case("first_last", [[SALES_FL[i] for i in (6, 2, 0, 5, 3, 1, 4)]], [
+        ("$sort", {"item": 1, "date": 1}),
+        ("$group", {"_id": "$item", "firstSalesDate": {"$first": "$date"}, "lastSalesDate": {"$last": "$date"}})],
+        reverse_rows=True),
+    Case("merge_objects", [QUARTERS], [("$group", {"_id": "$item", "mergedSales": {"$mergeObjects": "$quantity"}})]),
+    Case("std_dev", [USERS], [("$group", {"_id": "$quiz", "stdDev": {"$stdDevPop": "$score"},
+                                          "samp": {"$stdDevSamp": "$score"}})]),
+    Case("cake_count", [CAKE_SALES], [("$group", {"_id": "$state", "countNumberOfDocumentsForState": {"$count": {}}})]),
+    Case("percentiles", [TEST_SCORES], [("$group", {
+        "_id": None, "test01_median": {"$median": {"input": "$test01", "method": "approximate"}},
+        "single": pct("test01", [0.95]), "test01_percentiles": pct("test01"), "test02_percentiles": pct("test02"),
+        "test03_percentiles": pct("test03"), "test03_percent_alt": pct("test03", [0.9, 0.5, 0.75, 0.95]),
+        "ends": pct("test01", [0, 1])})]),
+    # $top & co: two windows (the second holds only G2's scores, changed) to show windows are independent
+    Case("games", [GAMESCORES, [dict(d, score=d["score"] + 1) for d in GAMESCORES if d["gameId"] == "G2"]], [
+        ("$group", {
+            "_id": "$gameId",
+            "top": {"$top": {"output": ["$playerId", "$score"], "sortBy": {"score": -1}}},
+            "bottom": {"$bottom": {"output": ["$playerId", "$score"], "sortBy": {"score": -1}}},
+            "topN": {"$topN": {"output": ["$playerId", "$score"], "sortBy": {"score": -1}, "n": 3}},
+            "bottomN": {"$bottomN": {"output": ["$playerId", "$score"], "sortBy": {"score": -1}, "n": 3}},
+            "firstN": {"$firstN": {"input": ["$playerId", "$score"], "n": 3}},
+            "lastN": {"$lastN": {"input": ["$playerId", "$score"], "n": 3}},
+        })]),
+    Case("games_n_by_key", [GAMESCORES], [("$group", {
+        "_id": {"gameId": "$gameId"},
+        "topN": {"$topN": {"output": "$score", "sortBy": {"score": -1},
+                           "n": {"$cond": {"if": {"$eq": ["$gameId", "G2"]}, "then": 1, "else": 3}}}},
+        "firstN": {"$firstN": {"input": "$score",
+                               "n": {"$cond": {"if": {"$eq": ["$gameId", "G2"]}, "then": 1, "else": 3}}}},
+        "lastN": {"$lastN": {"input": "$score",
+                             "n": {"$cond": {"if": {"$eq": ["$gameId", "G2"]}, "then": 1, "else": 3}}}}})]),
+    Case("games_sorted", [GAMESCORES], [("$sort", {"score": -1}), ("$group", {
+        "_id": "$gameId", "firstN": {"$firstN": {"input": ["$playerId", "$score"], "n": 3}},
+        "lastN": {"$lastN": {"input": ["$playerId", "$score"], "n": 3}}})]),
+    Case("null_scores", [NULL_SCORES], [("$group", {
+        "_id": "$gameId",
+        "top": {"$top": {"output": ["$playerId", "$score"], "sortBy": {"score": 1}}},
+        "bottom": {"$bottom": {"output": ["$playerId", "$score"], "sortBy": {"score": -1}}},
+        "topN": {"$topN": {"output": ["$playerId", "$score"], "sortBy": {"score": 1}, "n": 3}},
+        "bottomN": {"$bottomN": {"output": ["$playerId", "$score"], "sortBy": {"score": -1}, "n": 3}},
+        "firstFiveScores": {"$firstN": {"input": "$score", "n": 5}},
+        "lastFiveScores": {"$lastN": {"input": "$score", "n": 5}}})]),
+    Case("mixed_scores", [MIXED_SCORES], [("$group", {
+        "_id": "$gameId", "topN": {"$topN": {"output": ["$playerId", "$score"], "sortBy": {"score": -1}, "n": 3}}})]),
+    Case("ties", [TIE_DOCS], [("$group", {
+        "_id": {"g": "$g", "n": "$n"},
+        "top": {"$topN": {"output": "$i", "sortBy": {"k": 1}, "n": "$n"}},
+        "bottom": {"$bottomN": {"output": "$i", "sortBy": {"k": 1}, "n": "$n"}},
+        "bottomDesc": {"$bottomN": {"output": "$i", "sortBy": {"k": -1}, "n": "$n"}},
+        "b1": {"$bottom": {"output": "$i", "sortBy": {"k": 1}}}})]),
+    # MongoDB typing and null/missing rules
+    Case("typing", [
+        [{"x": 1}, {"x": 2}, {"x": "s"}, {"x": [5]}, {"x": None}, {}],                      # ints
+        [{"x": 2**31 - 1}, {"x": 1}],                                                       # int -> long
+        [{"x": Int64(2**62)}, {"x": Int64(2**62)}],                                          # long -> double
+        [{"x": 0.1}, {"x": 0.2}, {"x": 0.3}],                                              # double-double
+        [{"x": 1}, {"x": 2.5}],                                                             # int + double
+        [{"x": D("1.5")}, {"x": D("2.25")}, {"x": 1}],                                     # decimal wins
+        [{"y": 1}, {"x": "a"}],                                                             # nothing to sum
+        [{"x": 1e308}, {"x": 1e308}, {"x": -1e308}],                                       # overflow
+    ], [("$group", {"_id": None, "sum": {"$sum": "$x"}, "avg": {"$avg": "$x"}, "min": {"$min": "$x"},
+                    "max": {"$max": "$x"}, "first": {"$first": "$x"}, "last": {"$last": "$x"},
+                    "push": {"$push": "$x"}, "pop": {"$stdDevPop": "$x"}, "samp": {"$stdDevSamp": "$x"},
+                    "median": {"$median": {"input": "$x", "method": "approximate"}},
+                    "pct": {"$percentile": {"input": "$x", "p": [0, 1], "method": "approximate"}}})]),
+    Case("equality", [[{"k": 1, "v": 1}, {"k": 1.0, "v": 1.0}, {"k": Int64(1), "v": Int64(1)}, {"k": "1", "v": [1, 2]},
+                       {"v": [1, 2]}, {"k": None, "v": {"a": 1}}, {"k": {"a": 1}, "v": {"a": 1}}]],
+         [("$group", {"_id": "$k", "set": {"$addToSet": "$v"}, "n": {"$sum": 1}})]),
+    Case("min_max_types", [[{"v": None}, {"v": "b"}, {"v": 5}, {}, {"v": "a"}, {"v": date("2020-01-01T00:00:00Z")},
+                            {"v": 5.0}], [{"v": None}, {}]],
+         [("$group", {"_id": None, "min": {"$min": "$v"}, "max": {"$max": "$v"}, "first": {"$first": "$v"},
+                      "last": {"$last": "$v"}, "set": {"$addToSet": "$v"}, "merged": {"$mergeObjects": "$nope"}})]),
+    # errors
+    Case("errors", [[{"g": 1, "x": "1"}, {"g": 1, "x": "oops"}, {"g": 2, "x": "2"}, {"g": 3, "x": "3", "y": {"a": 1}},
+                     {"g": 3, "x": "4", "y": 5}]],
+         [("$group", {"_id": "$g", "n": {"$sum": {"$toInt": "$x"}}, "m": {"$mergeObjects": "$y"}})],
+         failed=[(0, 2, {"g": 9}, "failed upstream")]),
+    Case("id_error", [[{"g": "1"}, {"g": "x"}, {"g": "1"}]],
+         [("$group", {"_id": {"$toInt": "$g"}, "n": {"$sum": 1}})]),
+    Case("bad_n", [[{"g": 0}, {"g": 2}, {"g": 2}]],
+         [("$group", {"_id": {"g": "$g"}, "f": {"$firstN": {"input": "$g", "n": "$g"}}})]),
+    # $sort, $limit, $count
+    Case("sort_restaurants", [RESTAURANTS, RESTAURANTS[::-1]], [("$sort", {"borough": 1})]),
+    Case("sort_limit", [RESTAURANTS, RESTAURANTS[:2]], [("$sort", {"borough": -1, "_id": 1}), ("$limit", 3)]),
+    Case("sort_types", [[{"_id": i, "v": v} for i, v in enumerate(
+        [[3, 1], 2, "a", None, [], {"x": 1}, [0, 9], True, 1.5])] + [{"_id": 9}]],
+        [("$sort", {"v": 1})]),
+    Case("sort_types_desc", [[{"_id": i, "v": v} for i, v in enumerate(
+        [[3, 1], 2, "a", None, [], {"x": 1}, [0, 9], True, 1.5])] + [{"_id": 9}]],
+        [("$sort", {"v": -1})]),
+    Case("count", [SCORES, SCORES[:1]], [("$count", "passing_scores")],
+         failed=[(0, 1, {"_id": 99}, "failed upstream")]),
+    Case("limit", [[{"i": i} for i in range(5)], [{"i": 9}]], [("$limit", 2)]),
+]
+
+
+@pytest.fixture(scope="module")
+def res(spark):
+    return run_cases(spark, CASES)
+
+
+def one(res, name, wi=0):
+    (doc,) = docs_of(res[name][wi])
+    return doc
+
+
+# ------------------------------------------------------------------ $group page
+
+def test_group_by_item_having(res):
+    got = by_id(res["sales_by_item"][0])
+    assert got == {"abc": {"_id": "abc", "totalSaleAmount": D("170")},
+                   "xyz": {"_id": "xyz", "totalSaleAmount": D("150")},
+                   "jkl": {"_id": "jkl", "totalSaleAmount": D("20")},
+                   "def": {"_id": "def", "totalSaleAmount": D("112.5")}}
+    assert str(got["def"]["totalSaleAmount"]) == "112.5" and str(got["abc"]["totalSaleAmount"]) == "170"
+
+
+def test_group_by_null(res):
+    doc = one(res, "sales_by_null")
+    assert doc == {"_id": None, "totalSaleAmount": D("452.5"), "averageQuantity": 7.875, "count": 8, "countAcc": 8}
+    assert str(doc["totalSaleAmount"]) == "452.5"
+    assert type(doc["averageQuantity"]) is float and type(doc["count"]) is int
+
+
+def test_distinct_values_in_first_arrival_order(res):
+    assert docs_of(res["sales_distinct"][0]) == [{"_id": "abc"}, {"_id": "jkl"}, {"_id": "xyz"}, {"_id": "def"}]
+
+
+def test_group_by_day_then_sort(res):
+    assert docs_of(res["sales_by_day"][0]) == [
+        {"_id": "2014-04-04", "totalSaleAmount": D("200"), "averageQuantity": 15.0, "count": 2},
+        {"_id": "2014-03-15", "totalSaleAmount": D("50"), "averageQuantity": 10.0, "count": 1},
+        {"_id": "2014-03-01", "totalSaleAmount": D("40"), "averageQuantity": 1.5, "count": 2},
+    ]
+
+
+def test_pivot_push(res):
+    got = by_id(res["books"][0])
+    assert got["Homer"]["books"] == ["The Odyssey", "Iliad"]
+    assert got["Dante"]["books"] == ["The Banquet", "Divine Comedy", "Eclogues"]
+    assert got["Homer"]["docs"] == BOOKS[3:]
+    assert got["Dante"]["docs"] == BOOKS[:3]
+
+
+# ------------------------------------------------------------------ accumulator pages
+
+def test_sum_and_add_to_set_by_day(res):
+    got = by_id(res["sum_avg_min_max"][0])
+    assert {k: (v["totalAmount"], v["count"], v["qty"]) for k, v in got.items()} == {
+        (("day", 46), ("year", 2014)): (150, 2, 0),
+        (("day", 34), ("year", 2014)): (45, 2, 0),
+        (("day", 1), ("year", 2014)): (20, 1, 0)}
+    assert all(type(v["totalAmount"]) is int for v in got.values())
+    # MongoDB leaves the order of $addToSet undefined; we keep first arrivals in order
+    assert got[(("day", 46), ("year", 2014))]["itemsSold"] == ["abc", "xyz"]
+    assert got[(("day", 34), ("year", 2014))]["itemsSold"] == ["jkl", "xyz"]
+    assert got[(("day", 1), ("year", 2014))]["itemsSold"] == ["abc"]
+
+
+def test_avg_max_min_by_item(res):
+    got = by_id(res["by_item"][0])
+    assert {k: (v["avgAmount"], v["avgQuantity"]) for k, v in got.items()} == {
+        "xyz": (37.5, 7.5), "jkl": (20, 1), "abc": (60, 6)}
+    assert all(type(v["avgAmount"]) is float and type(v["avgQuantity"]) is float for v in got.values())
+    assert {k: (v["maxTotalAmount"], v["maxQuantity"], v["minQuantity"]) for k, v in got.items()} == {
+        "xyz": (50, 10, 5), "jkl": (20, 1, 1), "abc": (100, 10, 2)}
+
+
+def test_first_last_after_sort(res):
+    got = by_id(res["first_last"][0])
+    assert got == {
+        "abc": {"_id": "abc", "firstSalesDate": date("2014-01-01T08:00:00Z"),
+                "lastSalesDate": date("2014-02-15T08:00:00Z")},
+        "jkl": {"_id": "jkl", "firstSalesDate": date("2014-02-03T09:00:00Z"),
+                "lastSalesDate": date("2014-02-03T09:00:00Z")},
+        "xyz": {"_id": "xyz", "firstSalesDate": date("2014-02-03T09:05:00Z"),
+                "lastSalesDate": date("2014-02-15T14:12:12Z")}}
+    # after $sort, groups come out in sorted order of their first document
+    assert [d["_id"] for d in docs_of(res["first_last"][0])] == ["abc", "jkl", "xyz"]
+
+
+def test_merge_objects(res):
+    got = by_id(res["merge_objects"][0])
+    assert got["A"]["mergedSales"] == {"2017Q1": 500, "2017Q2": 500, "2016Q1": 400, "2016Q2": 300, "2016Q3": 0,
+                                       "2016Q4": 0}
+    assert got["B"]["mergedSales"] == {"2017Q1": 300, "2016Q3": 100, "2016Q4": 250}
+
+
+def test_std_dev(res):
+    got = by_id(res["std_dev"][0])
+    assert got[1]["stdDev"] == pytest.approx(8.04155872120988, rel=1e-14)
+    assert got[2]["stdDev"] == pytest.approx(8.04155872120988, rel=1e-14)
+    assert got[1]["samp"] == pytest.approx(statistics.stdev([85, 90, 71]), rel=1e-14)
+    assert got[2]["samp"] == pytest.approx(statistics.stdev([96, 77, 82]), rel=1e-14)
+
+
+def test_count_accumulator(res):
+    assert by_id(res["cake_count"][0]) == {"CA": {"_id": "CA", "countNumberOfDocumentsForState": 3},
+                                           "WA": {"_id": "WA", "countNumberOfDocumentsForState": 3}}
+
+
+def test_median_and_percentile(res):
+    doc = one(res, "percentiles")
+    assert doc["test01_median"] == 62
+    assert doc["single"] == [67]
+    assert doc["test01_percentiles"] == [62, 64, 67, 67]
+    assert doc["test02_percentiles"] == [81, 82, 83, 83]
+    assert doc["test03_percentiles"] == [78, 79, 80, 80]
+    assert doc["test03_percent_alt"] == [80, 78, 79, 80]
+    assert doc["ends"] == [60, 67]                     # p = 0: minimum, p = 1: maximum
+    assert all(type(x) is float for x in doc["test01_percentiles"])
+
+
+def test_top_bottom_family(res):
+    got = by_id(res["games"][0])
+    assert got["G1"]["top"] == ["PlayerC", 99] and got["G2"]["top"] == ["PlayerD", 80]
+    assert got["G1"]["bottom"] == ["PlayerD", 1] and got["G2"]["bottom"] == ["PlayerA", 10]
+    assert got["G1"]["topN"] == [["PlayerC", 99], ["PlayerB", 33], ["PlayerA", 31]]
+    assert got["G2"]["topN"] == [["PlayerD", 80], ["PlayerC", 66], ["PlayerB", 14]]
+    assert got["G1"]["bottomN"] == [["PlayerB", 33], ["PlayerA", 31], ["PlayerD", 1]]
+    assert got["G2"]["bottomN"] == [["PlayerC", 66], ["PlayerB", 14], ["PlayerA", 10]]
+    assert got["G1"]["firstN"] == [["PlayerA", 31], ["PlayerB", 33], ["PlayerC", 99]]
+    assert got["G2"]["firstN"] == [["PlayerA", 10], ["PlayerB", 14], ["PlayerC", 66]]
+    assert got["G1"]["lastN"] == [["PlayerB", 33], ["PlayerC", 99], ["PlayerD", 1]]
+    assert got["G2"]["lastN"] == [["PlayerB", 14], ["PlayerC", 66], ["PlayerD", 80]]
+
+
+def test_windows_are_independent(res):
+    w1 = by_id(res["games"][1])
+    assert set(w1) == {"G2"}
+    assert w1["G2"]["top"] == ["PlayerD", 81]
+    assert w1["G2"]["topN"] == [["PlayerD", 81], ["PlayerC", 67], ["PlayerB", 15]]
+    assert w1["G2"]["firstN"] == [["PlayerA", 11], ["PlayerB", 15], ["PlayerC", 67]]
+    assert by_id(res["games"][0])["G2"]["top"] == ["PlayerD", 80]
+
+
+def test_n_from_group_key(res):
+    got = by_id(res["games_n_by_key"][0])
+    assert got[(("gameId", "G1"),)]["topN"] == [99, 33, 31]
+    assert got[(("gameId", "G2"),)]["topN"] == [80]
+    assert got[(("gameId", "G1"),)]["firstN"] == [31, 33, 99]
+    assert got[(("gameId", "G2"),)]["firstN"] == [10]
+    assert got[(("gameId", "G1"),)]["lastN"] == [33, 99, 1]
+    assert got[(("gameId", "G2"),)]["lastN"] == [80]
+
+
+def test_first_last_n_after_sort(res):
+    got = by_id(res["games_sorted"][0])
+    assert got["G2"]["firstN"] == [["PlayerD", 80], ["PlayerC", 66], ["PlayerB", 14]]
+    assert got["G1"]["firstN"] == [["PlayerC", 99], ["PlayerB", 33], ["PlayerA", 31]]
+    assert got["G2"]["lastN"] == [["PlayerC", 66], ["PlayerB", 14], ["PlayerA", 10]]
+    assert got["G1"]["lastN"] == [["PlayerB", 33], ["PlayerA", 31], ["PlayerD", 1]]
+
+
+def test_null_and_missing_in_top_bottom_first_last(res):
+    doc = one(res, "null_scores")
+    assert doc["top"] == ["PlayerD", None]
+    assert doc["bottom"] == ["PlayerD", None]
+    assert doc["topN"] == [["PlayerD", None], ["PlayerE", None], ["PlayerA", 1]]
+    assert doc["bottomN"] == [["PlayerA", 1], ["PlayerD", None], ["PlayerE", None]]
+    assert doc["firstFiveScores"] == [1, 2, 3, None, None]
+    assert doc["lastFiveScores"] == [1, 2, 3, None, None]
+
+
+def test_top_n_bson_type_order(res):
+    assert one(res, "mixed_scores")["topN"] == [["PlayerB", "2"], ["PlayerC", ""], ["PlayerA", 1]]
+
+
+def test_ties_follow_mongodb_implementation(res):
+    got = by_id(res["ties"][0])
+    assert len(got) == len(TIE_GROUPS)
+    for g, n, keys in TIE_GROUPS:
+        doc = got[(("g", g), ("n", n))]
+        assert doc["top"] == mongo_top_bottom(keys, n, bottom=False), (g, n, keys)
+        assert doc["bottom"] == mongo_top_bottom(keys, n, bottom=True), (g, n, keys)
+        assert doc["bottomDesc"] == mongo_top_bottom([-k for k in keys], n, bottom=True), (g, n, keys)
+        assert doc["b1"] == mongo_top_bottom(keys, 1, bottom=True)[0], (g, keys)
+
+
+# ------------------------------------------------------------------ typing, null and missing
+
+def test_sum_avg_typing(res):
+    w = {i: one(res, "typing", i) for i in range(8)}
+    assert w[0]["sum"] == 3 and type(w[0]["sum"]) is int
+    assert w[0]["avg"] == 1.5 and type(w[0]["avg"]) is float
+    assert w[1]["sum"] == 2**31 and type(w[1]["sum"]) is int                    # a long
+    assert w[2]["sum"] == float(2**63) and type(w[2]["sum"]) is float           # long overflow -> double
+    assert w[3]["sum"] == 0.6 and w[3]["avg"] == 0.19999999999999998            # 0.6, not 0.6000000000000001
+    assert w[4]["sum"] == 3.5 and type(w[4]["sum"]) is float
+    assert w[5]["sum"] == D("4.75") and str(w[5]["sum"]) == "4.75"              # decimal wins
+    assert w[5]["avg"] == D("1.583333333333333333")
+    assert w[6]["sum"] == 0 and type(w[6]["sum"]) is int and w[6]["avg"] is None
+    assert w[7]["sum"] == math.inf                  # MongoDB's double-double sum overflows to Infinity
+
+
+def test_min_max_first_last_push_typing(res):
+    w0 = one(res, "typing", 0)
+    # $min/$max: BSON order across types, nulls and missing ignored (arrays compared whole)
+    assert w0["min"] == 1 and w0["max"] == [5]
+    assert w0["first"] == 1 and w0["last"] is None                              # missing -> null
+    assert w0["push"] == [1, 2, "s", [5], None]                                 # missing skipped, null kept
+    assert w0["pop"] == pytest.approx(0.5) and w0["samp"] == pytest.approx(math.sqrt(0.5))
+    assert w0["median"] == 1.0 and w0["pct"] == [1.0, 2.0]
+    w6 = one(res, "typing", 6)
+    assert w6["min"] == "a" and w6["max"] == "a"
+    assert w6["pop"] is None and w6["samp"] is None and w6["median"] is None and w6["pct"] == [None, None]
+    w1 = one(res, "typing", 1)
+    assert w1["pop"] == pytest.approx(statistics.pstdev([2**31 - 1, 1]))
+
+
+def test_group_key_and_add_to_set_equality(res):
+    docs = docs_of(res["equality"][0])
+    assert [d["_id"] for d in docs] == [1, "1", None, {"a": 1}]                # 1 == 1.0 == NumberLong(1)
+    assert docs[0]["n"] == 3 and docs[0]["set"] == [1]
+    assert docs[1]["set"] == [[1, 2]]
+    assert docs[2]["n"] == 2 and docs[2]["set"] == [[1, 2], {"a": 1}]          # missing _id is null
+
+
+def test_min_max_bson_order_and_nulls(res):
+    doc = one(res, "min_max_types")
+    assert doc["min"] == 5 and doc["max"] == date("2020-01-01T00:00:00Z")
+    assert doc["first"] is None and doc["last"] == 5.0
+    assert doc["set"] == [None, "b", 5, "a", date("2020-01-01T00:00:00Z")]
+    assert doc["merged"] == {}
+    doc = one(res, "min_max_types", 1)
+    assert doc["min"] is None and doc["max"] is None
+
+
+# ------------------------------------------------------------------ errors
+
+def test_accumulator_errors_mark_the_group(res):
+    outs = res["errors"][0]
+    failed = [o for o in outs if o.doc == {"g": 9}]
+    assert len(failed) == 1 and failed[0].err == "failed upstream"             # passed through untouched
+    groups = {o.doc["_id"]: o for o in outs if "_id" in o.doc}
+    assert set(groups) == {1, 2, 3} and len(outs) == 4
+    assert groups[1].err and "$toInt" in groups[1].err
+    assert groups[2].err is None and groups[2].doc == {"_id": 2, "n": 2, "m": {}}
+    assert groups[3].err and "$mergeObjects requires object inputs" in groups[3].err
+    assert groups[3].err.startswith("$group.m: ")
+
+
+def test_id_errors_fail_their_documents(res):
+    outs = res["id_error"][0]
+    ok = [o for o in outs if o.err is None]
+    bad = [o for o in outs if o.err is not None]
+    assert [o.doc for o in ok] == [{"_id": 1, "n": 2}]
+    assert len(bad) == 1 and bad[0].doc == {"g": "x"} and "$toInt" in bad[0].err
+
+
+def test_n_must_be_positive_per_group(res):
+    outs = res["bad_n"][0]
+    assert [(o.doc, o.err is None) for o in outs if o.err is None] == [({"_id": {"g": 2}, "f": [2, 2]}, True)]
+    bad = [o for o in outs if o.err is not None]
+    assert len(bad) == 1 and "'n' must be a positive integer" in bad[0].err
+
+
+# ------------------------------------------------------------------ $sort, $limit, $count
+
+def test_sort_is_stable(res):
+    assert [d["_id"] for d in docs_of(res["sort_restaurants"][0])] == [3, 5, 1, 4, 2]
+    assert [d["_id"] for d in docs_of(res["sort_restaurants"][1])] == [5, 3, 4, 1, 2]
+    # the window's _seq values are reused in sorted order
+    seqs = [o.seq for o in res["sort_restaurants"][0]]
+    assert seqs == sorted(seqs) and len(set(seqs)) == 5
+
+
+def test_sort_then_limit_per_window(res):
+    assert [d["_id"] for d in docs_of(res["sort_limit"][0])] == [2, 1, 4]
+    assert [d["_id"] for d in docs_of(res["sort_limit"][1])] == [2, 1]
+
+
+def test_sort_bson_order_and_arrays(res):
+    # ascending: [] < null = missing < numbers (array min) < string < object < bool
+    asc = [d["_id"] for d in docs_of(res["sort_types"][0])]
+    assert asc == [4, 3, 9, 6, 0, 8, 1, 2, 5, 7]
+    # descending: bool > object > string > numbers (array max) > null = missing > []
+    desc = [d["_id"] for d in docs_of(res["sort_types_desc"][0])]
+    assert desc == [7, 5, 2, 6, 0, 1, 8, 3, 9, 4]
+
+
+def test_count_stage(res):
+    outs = res["count"][0]
+    assert [(o.doc, o.err) for o in outs] == [({"passing_scores": 4}, None), ({"_id": 99}, "failed upstream")]
+    assert docs_of(res["count"][1]) == [{"passing_scores": 1}]
+
+
+def test_limit(res):
+    assert docs_of(res["limit"][0]) == [{"i": 0}, {"i": 1}]
+    assert docs_of(res["limit"][1]) == [{"i": 9}]
