@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import PipelineError
 from .match import (
-    NUMBER_TYPES, TYPE_ALIASES, RegexError, _cmp_single, compile_regex, is_number, type_name,
+    NUMBER_TYPES, TYPE_ALIASES, RegexError, compare_single, compile_regex, is_number, type_name,
     values_equal,
 )
 
@@ -311,7 +311,7 @@ def _check(v: Any, s: dict, explain: bool) -> list[dict]:  # noqa: C901 - one ke
         for kw, excl in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
             if kw in s:
                 op = ("$gt" if s.get(excl) else "$gte") if kw == "minimum" else ("$lt" if s.get(excl) else "$lte")
-                if not _cmp_single(v, op, s[kw]):
+                if not compare_single(v, op, s[kw]):
                     if fail(_rule(kw, s, "comparison failed", v)):
                         return fails
         if "multipleOf" in s and not multiple_of(v, s["multipleOf"]):

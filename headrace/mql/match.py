@@ -43,9 +43,11 @@ from .. import ejson
 from ..ejson import MAXKEY, MINKEY, ObjectId
 
 __all__ = [
-    "MISSING", "matches", "compare_values", "values_equal", "type_name", "is_number",
+    "MISSING", "matches", "compare_values", "values_equal", "type_name", "is_number", "is_nan",
     "iter_path", "translate_regex", "compile_regex", "regex_literal", "explain_failure",
-    "failure_details", "TYPE_CODES", "TYPE_ALIASES", "TOP_LEVEL_OPERATORS",
+    "failure_details", "TYPE_CODES", "TYPE_ALIASES", "NUMBER_TYPES", "TOP_LEVEL_OPERATORS",
+    "RegexError", "compare_single", "true_value", "is_index", "is_operator_doc",
+    "is_elem_match_value", "is_all_elem_match", "type_set", "regex_of", "mod_args", "c_mod",
 ]
 
 
@@ -168,7 +170,8 @@ def _rank(v: Any) -> int:
     raise TypeError(f"not a document value: {type(v).__name__}")
 
 
-def _is_nan(v: Any) -> bool:
+def is_nan(v: Any) -> bool:
+    """A double or decimal NaN."""
     if type(v) is float:
         return math.isnan(v)
     if type(v) is decimal.Decimal:
@@ -181,7 +184,7 @@ def _sign(x: Any) -> int:
 
 
 def _num_cmp(a: Any, b: Any) -> int:
-    an, bn = _is_nan(a), _is_nan(b)
+    an, bn = is_nan(a), is_nan(b)
     if an or bn:  # NaN sorts below every other number and equals itself
         return 0 if an and bn else (-1 if an else 1)
     if a < b:
@@ -560,6 +563,11 @@ class _Translator:
 _DIGITS = re.compile(r"[0-9]+\Z")
 
 
+def is_index(name: str) -> bool:
+    """A path component that can address an array element ("0", "12"; not "01")."""
+    return bool(_DIGITS.match(name)) and str(int(name)) == name
+
+
 def _field(obj: Any, name: str) -> Any:
     if isinstance(obj, dict):
         return obj.get(name, MISSING)
@@ -652,7 +660,7 @@ def is_all_elem_match(items: list) -> bool:
     return bool(items) and isinstance(items[0], dict) and bool(items[0]) and next(iter(items[0])) == "$elemMatch"
 
 
-def _true_value(v: Any) -> bool:
+def true_value(v: Any) -> bool:
     """BSON ``trueValue``: false for false, 0, null, missing; true otherwise."""
     if v is None or v is MISSING or v is False:
         return False
@@ -714,7 +722,7 @@ def _match_top(doc: Any, op: str, arg: Any, env: _Env) -> bool:
 
 def _expr_true(v: Any) -> bool:
     """Aggregation truthiness: false for false, null, missing, 0; true otherwise (arrays too)."""
-    return _true_value(v)
+    return v is not _NOT_EVALUATED and true_value(v)
 
 
 def _match_field(doc: Any, path: str, arg: Any, env: _Env) -> bool:
@@ -723,7 +731,7 @@ def _match_field(doc: Any, path: str, arg: Any, env: _Env) -> bool:
     rx = regex_literal(arg)
     if rx is not None:
         return any(_regex_single(v, rx) for v in iter_path(doc, path))
-    return any(_cmp_single(v, "$eq", arg) for v in iter_path(doc, path))
+    return any(compare_single(v, "$eq", arg) for v in iter_path(doc, path))
 
 
 def _path_op(doc: Any, path: str, op: str, val: Any, opdoc: dict, env: _Env) -> bool:
@@ -734,12 +742,12 @@ def _path_op(doc: Any, path: str, op: str, val: Any, opdoc: dict, env: _Env) -> 
             return not any(_regex_single(v, rx) for v in iter_path(doc, path))
         return not all(_path_op(doc, path, o, a, val, env) for o, a in val.items())
     if op == "$ne":
-        return not any(_cmp_single(v, "$eq", val) for v in iter_path(doc, path))
+        return not any(compare_single(v, "$eq", val) for v in iter_path(doc, path))
     if op == "$nin":
         return not any(_in_single(v, val) for v in iter_path(doc, path))
     if op == "$exists":
         found = any(v is not MISSING for v in iter_path(doc, path))
-        return found if _true_value(val) else not found
+        return found if true_value(val) else not found
     if op == "$all":
         if not val:
             return False
@@ -754,7 +762,7 @@ def _path_op(doc: Any, path: str, op: str, val: Any, opdoc: dict, env: _Env) -> 
 
 def _eq_or_regex(v: Any, item: Any) -> bool:
     rx = regex_literal(item)
-    return _regex_single(v, rx) if rx is not None else _cmp_single(v, "$eq", item)
+    return _regex_single(v, rx) if rx is not None else compare_single(v, "$eq", item)
 
 
 def _single(v: Any, op: str, val: Any, opdoc: dict, env: _Env) -> bool:
@@ -762,15 +770,15 @@ def _single(v: Any, op: str, val: Any, opdoc: dict, env: _Env) -> bool:
     if op in ("$eq", "$gt", "$gte", "$lt", "$lte"):
         if regex_literal(val) is not None:
             return False  # only a stored regex equals a regex; documents hold none
-        return _cmp_single(v, op, val)
+        return compare_single(v, op, val)
     if op == "$in":
         return _in_single(v, val)
     if op == "$ne":
-        return not _cmp_single(v, "$eq", val)
+        return not compare_single(v, "$eq", val)
     if op == "$nin":
         return not _in_single(v, val)
     if op == "$exists":
-        return (v is not MISSING) == _true_value(val)
+        return (v is not MISSING) == true_value(val)
     if op == "$type":
         return _type_single(v, val)
     if op == "$regex":
@@ -797,8 +805,9 @@ def _single(v: Any, op: str, val: Any, opdoc: dict, env: _Env) -> bool:
     raise _unknown(op, "field")
 
 
-def _cmp_single(v: Any, op: str, c: Any) -> bool:
-    """MongoDB's ComparisonMatchExpression::matchesSingleElement."""
+def compare_single(v: Any, op: str, c: Any) -> bool:
+    """``{$eq|$gt|$gte|$lt|$lte: c}`` on one value (``MISSING`` allowed): MongoDB's
+    ComparisonMatchExpression::matchesSingleElement."""
     rv, rc = _rank(v), _rank(c)
     if rv != rc:
         if rv + rc == _R_MISSING + _R_NULL:  # missing vs null
@@ -810,8 +819,8 @@ def _cmp_single(v: Any, op: str, c: Any) -> bool:
                 return False
             return c is MINKEY
         return False
-    if op != "$eq" and (_is_nan(v) or _is_nan(c)):
-        both = _is_nan(v) and _is_nan(c)
+    if op != "$eq" and (is_nan(v) or is_nan(c)):
+        both = is_nan(v) and is_nan(c)
         return both if op in ("$lte", "$gte") else False
     x = compare_values(v, c)
     if op == "$eq":
@@ -831,7 +840,7 @@ def _in_single(v: Any, items: list) -> bool:
         if rx is not None:
             if _regex_single(v, rx):
                 return True
-        elif _cmp_single(v, "$eq", item):
+        elif compare_single(v, "$eq", item):
             return True
     return False
 
@@ -924,19 +933,32 @@ def _elem_match_single(v: Any, sub: dict, env: _Env) -> bool:
 # ------------------------------------------------------------------------------------ explain
 
 
+class _NotEvaluated:
+    """The value of an ``$expr`` that could not be evaluated (no evaluator): counts as false."""
+
+    def __repr__(self) -> str:
+        return "NOT_EVALUATED"
+
+
+_NOT_EVALUATED = _NotEvaluated()
+
+
 def explain_failure(query: dict, doc: dict, *, expr: Callable[[Any, Any], Any] | None = None) -> str:
     """Why ``doc`` does not match ``query``: ``"Document failed validation: <details>"`` where
-    details are MongoDB ``errInfo.details``-like relaxed Extended JSON (empty string when the
-    document matches)."""
+    details are MongoDB ``errInfo.details``-like relaxed Extended JSON. Meant for documents
+    known to have failed (on the driver, for DLQ entries): without ``expr`` an ``$expr`` clause is
+    reported as not evaluated, and when nothing else explains the failure the text is just
+    ``"Document failed validation"``; never raises for a valid query."""
     details = failure_details(query, doc, expr=expr)
     if details is None:
-        return ""
-    return "Document failed validation: " + ejson.dumps(details)
+        return "Document failed validation"
+    return "Document failed validation: " + ejson.dumps(details, default=str)
 
 
 def failure_details(query: dict, doc: dict, *, expr: Callable[[Any, Any], Any] | None = None) -> dict | None:
-    """MongoDB-like ``errInfo.details`` for a failing document, None when it matches."""
-    env = _Env(expr)
+    """MongoDB-like ``errInfo.details`` for a failing document, None when it matches (an
+    ``$expr`` that cannot be evaluated counts as failed)."""
+    env = _Env(expr or (lambda d, e: _NOT_EVALUATED))
     if _match_query(doc, query, env):
         return None
     return _explain_query(doc, query, env)
@@ -972,7 +994,10 @@ def _explain_clause(doc: Any, key: str, arg: Any, env: _Env) -> dict:
 
         return schema_failure_details(doc, arg)
     if key == "$expr":
-        res = env.expr(doc, arg) if env.expr else None
+        res = env.expr(doc, arg)
+        if res is _NOT_EVALUATED:
+            return {"operatorName": "$expr", "specifiedAs": {"$expr": arg},
+                    "reason": "expression was not evaluated"}
         return {"operatorName": "$expr", "specifiedAs": {"$expr": arg},
                 "reason": "expression did not match", "expressionResult": res}
     if key.startswith("$"):
@@ -1004,7 +1029,7 @@ def _explain_op(doc: Any, path: str, op: str, val: Any, opdoc: dict, implicit: b
     values = [v for v in iter_path(doc, path, False)]
     present = [v for v in values if v is not MISSING]
     if op == "$exists":
-        out["reason"] = "path does not exist" if _true_value(val) else "path does exist"
+        out["reason"] = "path does not exist" if true_value(val) else "path does exist"
         return out
     if not present and op not in ("$ne", "$nin", "$not"):
         out["reason"] = "field was missing"

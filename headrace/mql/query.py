@@ -113,6 +113,9 @@ def _validate_top(op: str, arg: Any, p: str, sub: bool) -> None:
         validate_expression(arg, p)
         return
     if op == "$jsonSchema":
+        if sub:
+            raise PipelineError("QUERY_NOT_SUPPORTED_YET", "$jsonSchema inside $elemMatch is not supported yet",
+                                path=p)
         from .jsonschema import validate_schema
 
         validate_schema(arg, p)

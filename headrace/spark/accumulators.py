@@ -145,9 +145,10 @@ def sort_field_key(doc: Column, path: str, direction: int) -> Column:
     return F.struct(pre.alias("p"), k.alias("k"))
 
 
-def compare_keys(a: Column, b: Column, dirs: list[int]) -> Column:
-    """-1/0/1 comparing structs ``a`` and ``b`` by their fields ``k0..`` in directions ``dirs``."""
-    out = F.lit(0)
+def compare_keys(a: Column, b: Column, dirs: list[int], seq: bool = False) -> Column:
+    """-1/0/1 comparing structs ``a`` and ``b`` by their fields ``k0..`` in directions ``dirs``
+    (then by field ``s`` ascending when ``seq``)."""
+    out = _cmp(a["s"], b["s"]) if seq else F.lit(0)
     for i in reversed(range(len(dirs))):
         ka, kb = a[f"k{i}"], b[f"k{i}"]
         out = F.when(ka < kb, F.lit(-dirs[i])).when(ka > kb, F.lit(dirs[i])).otherwise(out)
@@ -162,15 +163,14 @@ def _int_result(total: Column) -> Column:
 
 def decimal_value(x: Column, min_scale: Column) -> Column:
     """A DECIMAL(38,18) column as a VARIANT decimal with scale ``max(min_scale, digits needed)``."""
-    needed = F.lit(DECIMAL_SCALE)
-    for k in range(DECIMAL_SCALE - 1, -1, -1):
-        needed = F.when(F.round(x, k) == x, F.lit(k)).otherwise(needed)
+    text = x.cast("string")                                   # plain: -12.340000000000000000
+    needed = F.length(F.regexp_extract(text, r"\.(\d*?)0*$", 1))
     scale = F.greatest(F.coalesce(min_scale, F.lit(0)), needed)
-    out = None
-    for k in range(DECIMAL_SCALE + 1):
-        v = x.cast(f"decimal(38,{k})").cast("variant")
-        out = F.when(scale == k, v) if out is None else out.when(scale == k, v)
-    return F.when(x.isNotNull(), out)
+    digits = F.concat(F.regexp_extract(text, r"^(-?\d+)", 1), F.lit("."),
+                      F.substring(F.regexp_extract(text, r"\.(\d+)$", 1), 1, DECIMAL_SCALE))
+    # JSON text with a fraction parses as a VARIANT decimal of exactly that scale
+    return F.when(x.isNotNull(), F.when(scale == 0, x.cast("decimal(38,0)").cast("variant"))
+                  .otherwise(F.parse_json(F.substring(digits, F.lit(1), F.length(digits) - DECIMAL_SCALE + scale))))
 
 
 def decimal_scale(v: Column, type_name: Column) -> Column:
@@ -527,8 +527,7 @@ def _top_bottom(arg: Any, ctx: Ctx, bottom: bool, single: bool) -> Accumulator:
         return F.collect_list(F.struct(*fields))
 
     def srt(r: Ref, k: KeyCtx) -> Column:
-        return F.array_sort(r("xs"), lambda a, b: F.when(compare_keys(a, b, dirs) != 0, compare_keys(a, b, dirs))
-                            .otherwise(_cmp(a["s"], b["s"])))
+        return F.array_sort(r("xs"), lambda a, b: compare_keys(a, b, dirs, seq=True))
 
     first: dict = {"srt": srt}
     if single:
@@ -550,30 +549,47 @@ def _top_bottom(arg: Any, ctx: Ctx, bottom: bool, single: bool) -> Accumulator:
 def _bottom_n_steps(dirs: list[int]) -> tuple[Step, ...]:
     """MongoDB's ``$bottomN`` result (``kept``) from the stably sorted elements ``srt``.
 
-    With ``t`` the key of the n-th element from the end: every element above ``t`` is kept;
-    of those tied at ``t``, MongoDB keeps the last ``m`` (the places left) among the ones that
-    arrived no later than the n-th arrival with a key at or above ``t``.
+    With ``t`` the key of the n-th element from the end: every element after the block of
+    elements tied with ``t`` is kept; of the block, MongoDB keeps the last ``m`` (the places
+    left) among the ones that arrived no later than the n-th arrival with a key at or after
+    ``t``. Only key equality is evaluated here (``srt`` is already sorted).
     """
     def t(r: Ref, k: KeyCtx) -> Column:
         return F.try_element_at(r("srt"), F.greatest(F.size(r("srt")) - r("n") + 1, F.lit(1)))
 
-    def gt(r: Ref, k: KeyCtx) -> Column:
-        return F.filter(r("srt"), lambda e: compare_keys(e, r("t"), dirs) > 0)
+    def tied(r: Ref, k: KeyCtx) -> Column:
+        t = r("t")
+        return F.transform(r("srt"), lambda e: _and_all([e[f"k{i}"] == t[f"k{i}"] for i in range(len(dirs))]))
+
+    def bounds(r: Ref, k: KeyCtx) -> Column:
+        size = F.size(r("tied"))
+        first = F.array_position(r("tied"), True).cast("int")
+        last = (size - F.array_position(F.reverse(r("tied")), True) + 1).cast("int")
+        return F.struct(first.alias("first"), last.alias("last"), size.alias("size"))
 
     def p(r: Ref, k: KeyCtx) -> Column:
-        ge = by_seq(F.filter(r("srt"), lambda e: compare_keys(e, r("t"), dirs) >= 0))
-        return F.try_element_at(ge, F.least(r("n"), F.size(ge)))["s"]
-
-    def eq(r: Ref, k: KeyCtx) -> Column:
-        return F.filter(r("srt"), lambda e: (compare_keys(e, r("t"), dirs) == 0) & (e["s"] <= r("p")))
+        b = r("b")
+        seqs = F.sort_array(F.transform(F.slice(r("srt"), b["first"], b["size"] - b["first"] + 1), lambda e: e["s"]))
+        return F.try_element_at(seqs, r("n"))
 
     def kept(r: Ref, k: KeyCtx) -> Column:
-        m = r("n") - F.size(r("gt"))
-        size_eq = F.size(r("eq"))
-        kept_eq = F.slice(r("eq"), F.greatest(size_eq - m + 1, F.lit(1)), F.greatest(F.least(m, size_eq), F.lit(0)))
-        return F.when(F.size(r("srt")) <= r("n"), r("srt")).otherwise(F.concat(kept_eq, r("gt")))
+        b, srt = r("b"), r("srt")
+        gt = F.slice(srt, b["last"] + 1, b["size"] - b["last"])
+        block = F.slice(srt, b["first"], b["last"] - b["first"] + 1)
+        eq = F.filter(block, lambda e: e["s"] <= r("p"))
+        m = r("n") - F.size(gt)
+        size_eq = F.size(eq)
+        kept_eq = F.slice(eq, F.greatest(size_eq - m + 1, F.lit(1)), F.greatest(F.least(m, size_eq), F.lit(0)))
+        return F.when(F.size(srt) <= r("n"), srt).otherwise(F.concat(kept_eq, gt))
 
-    return ({"t": t}, {"gt": gt, "p": p}, {"eq": eq}, {"kept": kept})
+    return ({"t": t}, {"tied": tied}, {"b": bounds}, {"p": p}, {"kept": kept})
+
+
+def _and_all(cols: list[Column]) -> Column:
+    out = cols[0]
+    for c in cols[1:]:
+        out = out & c
+    return out
 
 
 for _name, _fn in {

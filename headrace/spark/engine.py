@@ -655,15 +655,16 @@ class _BatchCtx:
         if w_prev is not None and not proc_time:
             # a document joins only the windows still open (a hopping document may miss some)
             starts = F.filter(starts, lambda x: x + F.lit(iv) > F.lit(w_prev - lat))
-        rows = summary.select(F.explode(starts).alias("s")).groupBy("s").count().collect()
-        agg = summary.agg(F.max("_t"), F.max("_arr")).collect()[0]
+        rows = summary.select(F.explode_outer(starts).alias("s"), "_t", "_arr").groupBy("s").agg(
+            F.count(F.lit(1)).alias("count"), F.max("_t").alias("mt"), F.max("_arr").alias("ma")).collect()
         if not rows:
             shutil.rmtree(path, ignore_errors=True)
             return
         for r in rows:
-            k = self._wkey(r["s"], r["s"] + iv, "")
-            self.windows[k] = self.windows.get(k, 0) + r["count"]
-        self.files.append([self.batch_id, agg[0], agg[1], str(path)])
+            if r["s"] is not None:
+                k = self._wkey(r["s"], r["s"] + iv, "")
+                self.windows[k] = self.windows.get(k, 0) + r["count"]
+        self.files.append([self.batch_id, max(r["mt"] for r in rows), max(r["ma"] for r in rows), str(path)])
 
     def _starts_col(self, t: Column) -> Column:
         w = self.w

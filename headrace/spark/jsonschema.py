@@ -18,60 +18,77 @@ from pyspark.sql import functions as F
 from ..mql import match as M
 from ..mql.jsonschema import JSON_TYPES, decimal15
 from . import values as V
-from .query import FALSE, TRUE, _and, _eq_value, _or, cmp_pred, field, nn, raw_double, type_pred
+from .query import FALSE, TRUE, _and, _eq_value, _or, cmp_pred, field, nn, raw_double, type_test
 
 __all__ = ["compile_schema"]
 
 
 def compile_schema(schema: dict, doc: Column) -> Column:
     """Whether document ``doc`` (VARIANT object) satisfies ``schema``."""
-    return nn(_rules(doc, schema, top=True))
+    return nn(_rules(doc, schema, True, None))
+
+
+_TYPED = frozenset({"type", "bsonType", "minimum", "maximum", "multipleOf", "minLength", "maxLength",
+                    "pattern", "minItems", "maxItems", "uniqueItems", "items", "additionalItems",
+                    "properties", "required", "patternProperties", "additionalProperties",
+                    "minProperties", "maxProperties", "dependencies"})
+
+
+def _typed_keywords(s: dict) -> bool:
+    if _TYPED & set(s):
+        return True
+    return any(_typed_keywords(sub) for kw in ("allOf", "anyOf", "oneOf") for sub in s.get(kw, [])) or (
+        "not" in s and _typed_keywords(s["not"]))
 
 
 def _schema(v: Column, s: dict) -> Column:
-    """``s`` on a value below the top level (``v`` a simple column)."""
-    return nn(_rules(v, s, top=False))
+    """``s`` on a value below the top level (``v`` a simple column); its type code is computed
+    once when keywords need it."""
+    if not _typed_keywords(s):
+        return nn(_rules(v, s, False, None))
+    return nn(V.let(V.type_code(v), lambda code: _rules(v, s, False, code)))
 
 
-def _type_test(v: Column, spec: Any, json_types: bool, top: bool) -> Column:
+def _type_test(v: Column, spec: Any, json_types: bool, code: Column | None) -> Column:
     names = [JSON_TYPES.get(n, n) if json_types else n for n in ([spec] if isinstance(spec, str) else spec)]
-    if top:  # the document is an object
+    if code is None:  # the top-level document is an object
         return TRUE if "object" in names else FALSE
-    return type_pred(names)(v)
+    return type_test(v, names, code)
 
 
 def _regex(s: Column, pattern: str) -> Column:
     return s.rlike(M.translate_regex(pattern, "", "java"))
 
 
-def _multiple_of(v: Column, m: Any) -> Column:
+def _multiple_of(v: Column, code: Column, m: Any) -> Column:
     md = decimal15(m)
     xd = raw_double(v)
     # doubles as Decimal128 sees them: 15 significant digits
-    dec = F.when(V.type_code(v) == V.CODE["double"], F.format_string("%.14e", xd).try_cast("decimal(38,18)")
+    dec = F.when(code == V.CODE["double"], F.format_string("%.14e", xd).try_cast("decimal(38,18)")
                  ).otherwise(F.try_variant_get(v, "$", "decimal(38,18)"))
     exact = (dec % F.lit(md).cast("decimal(38,18)")) == 0
     approx = ~F.isnan(xd) & (F.abs(xd) != F.lit(float("inf"))) & ((xd % F.lit(float(m))) == 0)
     return nn(F.when(dec.isNotNull(), exact).otherwise(approx))
 
 
-def _rules(v: Column, s: dict, top: bool) -> Column:  # noqa: C901 - one keyword each
+def _rules(v: Column, s: dict, top: bool, code: Column | None) -> Column:  # noqa: C901 - one keyword each
+    """``s`` on ``v``; ``code`` is v's type code (None at the top level, where v is the document)."""
     conds: list[Column] = []
     for kw in ("type", "bsonType"):
         if kw in s:
-            conds.append(_type_test(v, s[kw], kw == "type", top))
+            conds.append(_type_test(v, s[kw], kw == "type", None if top else code))
     if not top:
         num = []
         for kw, excl, ops in (("minimum", "exclusiveMinimum", ("$gt", "$gte")),
                               ("maximum", "exclusiveMaximum", ("$lt", "$lte"))):
             if kw in s:
-                num.append(cmp_pred(ops[0] if s.get(excl) else ops[1], s[kw])(v))
+                num.append(cmp_pred(ops[0] if s.get(excl) else ops[1], s[kw]).coded(v, code))
         if "multipleOf" in s:
-            num.append(_multiple_of(v, s["multipleOf"]))
+            num.append(_multiple_of(v, code, s["multipleOf"]))
         if num:
-            conds.append(~V.is_number(v) | _and(num))
+            conds.append(~code.isin(*V.NUMBER_CODES) | _and(num))
         strs = []
-        sv = V.as_string(v)
+        sv = F.try_variant_get(v, "$", "string")
         if "minLength" in s:
             strs.append(F.length(sv) >= F.lit(int(s["minLength"])))
         if "maxLength" in s:
@@ -79,28 +96,28 @@ def _rules(v: Column, s: dict, top: bool) -> Column:  # noqa: C901 - one keyword
         if "pattern" in s:
             strs.append(_regex(sv, s["pattern"]))
         if strs:
-            conds.append(sv.isNull() | nn(_and(strs)))
+            conds.append((code != V.CODE["string"]) | nn(_and(strs)))
         arr = _array_rules(v, s)
         if arr:
-            conds.append(~V.is_array(v) | nn(_and(arr)))
-    obj = _object_rules(v, s, top)
+            conds.append((code != V.CODE["array"]) | nn(_and(arr)))
+    obj = _object_rules(v, s, top, code)
     if obj:
-        conds.append(nn(_and(obj)) if top else (~V.is_object(v) | nn(_and(obj))))
+        conds.append(nn(_and(obj)) if top else ((code != V.CODE["object"]) | nn(_and(obj))))
     if "allOf" in s:
-        conds.extend(_rules(v, sub, top) for sub in s["allOf"])
+        conds.extend(_rules(v, sub, top, code) for sub in s["allOf"])
     if "anyOf" in s:
-        conds.append(_or([_rules(v, sub, top) for sub in s["anyOf"]]))
+        conds.append(_or([_rules(v, sub, top, code) for sub in s["anyOf"]]))
     if "oneOf" in s:
-        hits = [F.when(_rules(v, sub, top), F.lit(1)).otherwise(F.lit(0)) for sub in s["oneOf"]]
+        hits = [F.when(_rules(v, sub, top, code), F.lit(1)).otherwise(F.lit(0)) for sub in s["oneOf"]]
         total = hits[0]
         for h in hits[1:]:
             total = total + h
         conds.append(total == 1)
     if "not" in s:
-        conds.append(~_rules(v, s["not"], top))
+        conds.append(~_rules(v, s["not"], top, code))
     if "enum" in s:
         values = [e for e in s["enum"] if isinstance(e, dict)] if top else s["enum"]
-        conds.append(_or([_eq_value(e)(v) for e in values]))
+        conds.append(_or([_eq_value(e)(v, code) if code is not None else _eq_value(e)(v) for e in values]))
     return nn(_and(conds))
 
 
@@ -137,7 +154,7 @@ def _array_rules(v: Column, s: dict) -> list[Column]:
     return out
 
 
-def _object_rules(v: Column, s: dict, top: bool) -> list[Column]:
+def _object_rules(v: Column, s: dict, top: bool, code: Column | None) -> list[Column]:
     out = []
     props = s.get("properties", {})
     for name, sub in props.items():
@@ -170,6 +187,6 @@ def _object_rules(v: Column, s: dict, top: bool) -> list[Column]:
         if isinstance(dep, list):
             then = _and([field(v, d).isNotNull() for d in dep])
         else:
-            then = _rules(v, dep, top)
+            then = _rules(v, dep, top, code)
         out.append(field(v, name).isNull() | then)
     return out

@@ -13,7 +13,11 @@ implementation :mod:`headrace.mql.match` (the test oracle):
   operator"; ``$ne $nin $not`` and ``$exists: false`` negate a whole path test.
 - Comparisons are specialised on the constant's type at compile time (type bracketing,
   ``null`` matching missing, MinKey/MaxKey bounds, NaN rules); numbers compare as doubles with
-  exact ties broken as integers / decimals; documents and arrays use ``values.compare``.
+  exact ties broken as integers / decimals; equality with an array or document constant is
+  checked element by element; ``$gt``/``$lt`` on arrays and documents use ``values.compare``.
+- Expressions stay small: each path level reads its field once (``values.let``) and a test
+  receives a simple column; Spark's analyzer pays per level of lambda nesting, so values are
+  bound only where they are expensive.
 - ``$regex`` runs as a Java regex translated from PCRE (:func:`headrace.mql.match.translate_regex`).
 - ``$expr`` compiles through ``headrace.spark.expr.compile_expression``; ``$jsonSchema``
   through :mod:`headrace.spark.jsonschema`.
@@ -23,14 +27,16 @@ operators take the dotted path; ``$regex`` takes ``{"$regex": pattern, "$options
 ``$options`` is a no-op (read by ``$regex``); the top-level ``$and $or $nor $expr $jsonSchema
 $comment`` take ``path=None``.
 
-Deviations (from ``values``): documents compare and are equal regardless of field order (VARIANT
-sorts fields); containers compare exactly three levels deep, then by JSON text; a decimal
-beyond DECIMAL(38,18) compares as a double.
+Deviations (from the VARIANT encoding, see ``headrace.spark.docs`` / ``values``): documents are
+equal and compare regardless of field order (fields are stored sorted); ``$gt``/``$lt`` between
+arrays or documents compare nested containers below the first level by JSON text; a decimal
+beyond DECIMAL(38,18) breaks exact ties as a double; a document whose only field is ``$oid`` /
+``$minKey`` / ``$maxKey`` / ``$numberDecimal`` reads as that BSON type; an ``Int64`` within 32
+bits reads as ``int``.
 """
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import decimal
 from typing import Any, Callable
 
@@ -55,15 +61,20 @@ _C = V.CODE
 
 class Pred:
     """A test of one value (a simple column: a lambda variable or a field read) that never
-    returns NULL; ``missing`` is its result on a missing value (known at compile time)."""
+    returns NULL; ``missing`` is its result on a missing value (known at compile time).
+    Comparison tests also take the value's type code when it is at hand (:meth:`coded`)."""
 
     __slots__ = ("fn", "missing")
 
-    def __init__(self, fn: Callable[[Column], Column], missing: bool):
+    def __init__(self, fn: Callable[..., Column], missing: bool):
         self.fn, self.missing = fn, missing
 
-    def __call__(self, x: Column) -> Column:
+    def __call__(self, x: Column) -> Column:  # one parameter: Spark lambdas count them
         return self.fn(x)
+
+    def coded(self, x: Column, code: Column) -> Column:
+        """The test with ``values.type_code(x)`` already at hand (comparison tests only)."""
+        return self.fn(x, code)
 
 
 def nn(c: Column) -> Column:
@@ -93,7 +104,7 @@ def field(obj: Column, name: str) -> Column:
     """Field ``name`` of a document (SQL NULL when missing); a numeric name also indexes an
     array (an array is a document with fields "0", "1", ... inside ``$elemMatch``)."""
     got = F.try_variant_get(obj, V.variant_path(name), "variant")
-    if M._DIGITS.match(name) and str(int(name)) == name and int(name) < 2**31 - 1:
+    if _is_index(name):
         got = F.coalesce(got, F.try_variant_get(obj, f"$[{int(name)}]", "variant"))
     return got
 
@@ -118,7 +129,7 @@ def path_test(root: Column, path: str, pred: Pred, traverse_leaf: bool = True) -
 
 
 def _is_index(name: str) -> bool:
-    return bool(M._DIGITS.match(name)) and str(int(name)) == name and int(name) <= 2**31 - 2
+    return M.is_index(name) and int(name) <= 2**31 - 2
 
 
 def _any_obj(obj: Column, parts: list[str], pred: Pred, tl: bool) -> Column:
@@ -192,12 +203,19 @@ def _dec_lit(c: Any) -> Column | None:
     return F.lit(q).cast("decimal(38,18)")
 
 
-def _num(op: str, c: Any) -> Callable[[Column], Column]:
+Test = Callable[..., Column]  # fn(x, code=None): code is values.type_code(x) when at hand
+
+
+def _code_of(x: Column, code: Column | None) -> Column:
+    return _code(x) if code is None else code
+
+
+def _num(op: str, c: Any) -> Test:
     """Numeric comparison with a constant number (NaN equals NaN only; exact when doubles tie)."""
-    if M._is_nan(c):
+    if M.is_nan(c):
         if op in ("$eq", "$lte", "$gte"):
-            return lambda x: nn(V.is_number(x) & F.isnan(raw_double(x)))
-        return lambda x: FALSE
+            return lambda x, code=None: nn(_code_of(x, code).isin(*V.NUMBER_CODES) & F.isnan(raw_double(x)))
+        return lambda x, code=None: FALSE
     cd = F.lit(float(c))
     cdec = _dec_lit(c)
     c_int = int(c) if isinstance(c, int) else (int(c) if isinstance(c, float) and c.is_integer()
@@ -205,112 +223,129 @@ def _num(op: str, c: Any) -> Callable[[Column], Column]:
     big = c_int is not None and abs(c_int) >= _TWO53
     strict = op in ("$gt", "$lt")
 
-    def tie(x: Column, xd: Column) -> Column:
+    def tie(x: Column, xd: Column, code: Column | None) -> Column:
         """``op`` when ``x`` equals ``c`` as a double."""
-        code = _code(x)
         out = None
         if big:  # longs and doubles beyond 2**53 compare as integers
-            out = F.when(code.isin(_C["int"], _C["long"]), _direct(F.try_variant_get(x, "$", "bigint"), F.lit(c_int), op))
-            out = out.when((code == _C["double"]) & (F.abs(xd) < F.lit(9.2e18)),
+            out = F.when(_code_of(x, code).isin(_C["int"], _C["long"]),
+                         _direct(F.try_variant_get(x, "$", "bigint"), F.lit(c_int), op))
+            out = out.when((_code_of(x, code) == _C["double"]) & (F.abs(xd) < F.lit(9.2e18)),
                            _direct(xd.cast("bigint"), F.lit(c_int), op))
         if cdec is not None:  # a decimal may differ below a double's precision
+            is_dec = _code_of(x, code) == _C["decimal"]
             dx = _direct(F.try_variant_get(x, "$", "decimal(38,18)"), cdec, op)
-            out = F.when(code == _C["decimal"], dx) if out is None else out.when(code == _C["decimal"], dx)
+            out = F.when(is_dec, dx) if out is None else out.when(is_dec, dx)
         return F.lit(not strict) if out is None else nn(out.otherwise(F.lit(not strict)))
 
-    def pred(x: Column) -> Column:
+    def test(x: Column, code: Column | None = None) -> Column:
         xd = raw_double(x)
         first = {"$eq": F.lit(False), "$gt": xd > cd, "$gte": xd > cd, "$lt": xd < cd, "$lte": xd < cd}[op]
-        return nn(V.is_number(x) & ~F.isnan(xd) & (first | ((xd == cd) & tie(x, xd))))
-    return pred
+        return nn(_code_of(x, code).isin(*V.NUMBER_CODES) & ~F.isnan(xd)
+                  & (first | ((xd == cd) & tie(x, xd, code))))
+    return test
 
 
-def _bound(op: str, c: Any) -> Callable[[Column], Column]:
-    code = _C["minKey"] if c is ejson.MINKEY else _C["maxKey"]
+def _bound(op: str, c: Any) -> Test:
+    name = _C["minKey"] if c is ejson.MINKEY else _C["maxKey"]
 
-    def is_it(x: Column) -> Column:
-        return _code(x) == code
+    def is_it(x: Column, code: Column | None = None) -> Column:
+        return _code_of(x, code) == name
+
+    def is_not(x: Column, code: Column | None = None) -> Column:
+        return _code_of(x, code) != name
+
+    def always(x: Column, code: Column | None = None) -> Column:
+        return TRUE
+
+    def never(x: Column, code: Column | None = None) -> Column:
+        return FALSE
 
     if c is ejson.MINKEY:
-        table = {"$eq": is_it, "$lte": is_it, "$gte": lambda x: TRUE, "$gt": lambda x: ~is_it(x),
-                 "$lt": lambda x: FALSE}
-    else:
-        table = {"$eq": is_it, "$gte": is_it, "$lte": lambda x: TRUE, "$lt": lambda x: ~is_it(x),
-                 "$gt": lambda x: FALSE}
-    return table[op]
+        return {"$eq": is_it, "$lte": is_it, "$gte": always, "$gt": is_not, "$lt": never}[op]
+    return {"$eq": is_it, "$gte": is_it, "$lte": always, "$lt": is_not, "$gt": never}[op]
 
 
-def _cmp(op: str, c: Any) -> Callable[[Column], Column]:
+def _typed_value(x: Column, code: Column | None, kind: str, spark_type: str) -> Column:
+    """x read as ``spark_type`` when it has MQL type ``kind``, else NULL."""
+    return F.when(_code_of(x, code) == _C[kind], F.try_variant_get(x, "$", spark_type))
+
+
+def _cmp(op: str, c: Any) -> Test:
     if M.regex_literal(c) is not None:
-        return lambda x: FALSE  # only a stored regex equals a regex; documents hold none
+        return lambda x, code=None: FALSE  # only a stored regex equals a regex; documents hold none
     if c is None:
         if op in ("$eq", "$lte", "$gte"):
-            return lambda x: V.is_null_or_missing(x)
-        return lambda x: FALSE
+            return lambda x, code=None: (V.is_null_or_missing(x) if code is None
+                                         else code.isin(_C["null"], _C["missing"]))
+        return lambda x, code=None: FALSE
     if c is ejson.MINKEY or c is ejson.MAXKEY:
         return _bound(op, c)
     kind = M.type_name(c)
     if kind in M.NUMBER_TYPES:
         return _num(op, c)
-    if kind == "string":
-        return lambda x: nn(_direct(V.as_string(x), F.lit(c), op))
-    if kind == "bool":
-        return lambda x: nn(_direct(V.as_bool_raw(x), F.lit(c), op))
+    simple = {}
+    if kind in ("string", "bool"):
+        simple[kind] = ("string" if kind == "string" else "boolean", F.lit(c))
     if kind == "date":
         d = c if c.tzinfo else c.replace(tzinfo=ejson.UTC)
         delta = d - ejson.EPOCH
         micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-        return lambda x: nn(_direct(V.as_timestamp(x), F.timestamp_micros(F.lit(micros)), op))
+        simple["date"] = ("timestamp", F.timestamp_micros(F.lit(micros)))
+    if kind in simple:
+        spark_type, lit = simple[kind]
+        return lambda x, code=None: nn(_direct(_typed_value(x, code, kind, spark_type), lit, op))
     if kind == "objectId":
-        return lambda x: nn((_code(x) == _C["objectId"]) & _direct(V.oid_hex(x), F.lit(str(c)), op))
+        return lambda x, code=None: nn((_code_of(x, code) == _C["objectId"]) & _direct(
+            F.try_variant_get(x, "$['$oid']", "string"), F.lit(str(c)), op))
     if kind == "binData":
         lit = F.struct(F.lit(len(c)).alias("n"), F.lit(bytearray(c)).cast("binary").alias("b"))
 
-        def bin_test(x: Column) -> Column:
+        def bin_test(x: Column, code: Column | None = None) -> Column:
             b = F.try_variant_get(x, "$", "binary")
             key = F.struct(F.length(b).alias("n"), b.alias("b"))
-            return nn((_code(x) == _C["binData"]) & _direct(key, lit, op))
+            return nn((_code_of(x, code) == _C["binData"]) & _direct(key, lit, op))
         return bin_test
     if op == "$eq":
         return _eq_container(c)
     lit = V.lit_value(c)
-    return lambda x: nn((_code(x) == _C[kind]) & _direct(V.compare(x, lit), F.lit(0), op))
+    return lambda x, code=None: nn((_code_of(x, code) == _C[kind]) & _direct(V.compare(x, lit), F.lit(0), op))
 
 
-def _eq_value(c: Any) -> Callable[[Column], Column]:
+def _eq_value(c: Any) -> Test:
     """Equality with a constant for a value that exists (an element or a present field)."""
     if c is None:
-        return lambda x: nn(F.is_variant_null(x))
+        return lambda x, code=None: nn(F.is_variant_null(x))
     if isinstance(c, (list, dict)) and M.regex_literal(c) is None:
         return _eq_container(c)
     return _cmp("$eq", c)
 
 
-def _eq_container(c: Any) -> Callable[[Column], Column]:
+def _eq_container(c: Any) -> Test:
     """Equality with an array or document constant, element by element (documents regardless
     of field order: VARIANT keeps fields sorted)."""
     if isinstance(c, list):
         tests = [_eq_value(e) for e in c]
 
-        def arr(x: Column) -> Column:
+        def arr(x: Column, code: Column | None = None) -> Column:
             elems = V.array_elems(x)
             parts = [F.size(elems) == F.lit(len(c))]
             parts += [V.let(F.try_element_at(elems, F.lit(i + 1)), t) for i, t in enumerate(tests)]
-            return nn(V.is_array(x) & _and(parts))
+            is_arr = V.is_array(x) if code is None else code == _C["array"]
+            return nn(is_arr & _and(parts))
         return arr
     tests = {k: _eq_value(v) for k, v in c.items()}
 
-    def obj(x: Column) -> Column:
+    def obj(x: Column, code: Column | None = None) -> Column:
         parts = [F.size(F.try_variant_get(x, "$", "map<string,variant>")) == F.lit(len(c))]
         for k, t in tests.items():
             parts.append(V.let(field(x, k), lambda f, t=t: f.isNotNull() & t(f)))
-        return nn(V.is_object(x) & _and(parts))
+        return nn((_code_of(x, code) == _C["object"]) & _and(parts))
     return obj
 
 
 def cmp_pred(op: str, c: Any) -> Pred:
     """``$eq $gt $gte $lt $lte`` with constant ``c`` on one value (ComparisonMatchExpression)."""
-    return Pred(_cmp(op, c), M._cmp_single(M.MISSING, op, c) if M.regex_literal(c) is None else False)
+    return Pred(_cmp(op, c), M.compare_single(M.MISSING, op, c) if M.regex_literal(c) is None else False)
 
 
 def regex_pred(pattern: str, options: str) -> Pred:
@@ -336,24 +371,27 @@ def in_pred(items: list) -> Pred:
     return Pred(test, any(p.missing for p in others))
 
 
-def type_pred(spec: Any) -> Pred:
+def type_test(x: Column, spec: Any, code: Column | None = None) -> Column:
+    """Whether ``x`` has one of the types named by a ``$type`` / ``bsonType`` value (``code``:
+    ``values.type_code(x)`` when already at hand)."""
     names = set(M.type_set(spec))
     if "number" in names:
         names |= M.NUMBER_TYPES
     codes = sorted(_C[n] for n in names if n in _C and n not in ("int", "long"))
+    tests = []
+    if codes:
+        tests.append((_code(x) if code is None else code).isin(*codes))
+    if "int" in names or "long" in names:
+        is_int = (_code(x) if code is None else code).isin(_C["int"], _C["long"])
+        if not ("int" in names and "long" in names):
+            small = F.try_variant_get(x, "$", "bigint").between(M.ejson.INT32_MIN, M.ejson.INT32_MAX)
+            is_int = is_int & (small if "int" in names else ~small)
+        tests.append(is_int)
+    return nn(_or(tests))
 
-    def test(x: Column) -> Column:
-        tests = []
-        if codes:
-            tests.append(_code(x).isin(*codes))
-        if "int" in names or "long" in names:
-            is_int = _code(x).isin(_C["int"], _C["long"])
-            if not ("int" in names and "long" in names):
-                small = F.try_variant_get(x, "$", "bigint").between(M.ejson.INT32_MIN, M.ejson.INT32_MAX)
-                is_int = is_int & (small if "int" in names else ~small)
-            tests.append(is_int)
-        return nn(_or(tests))
-    return Pred(test, False)
+
+def type_pred(spec: Any) -> Pred:
+    return Pred(lambda x: type_test(x, spec), False)
 
 
 def mod_pred(arg: list) -> Pred:
@@ -388,7 +426,7 @@ def value_predicate(op: str, val: Any, opdoc: dict, ctx: Ctx) -> Pred:
         p = in_pred(val)
         return Pred(lambda x: ~p(x), not p.missing)
     if op == "$exists":
-        want = M._true_value(val)
+        want = M.true_value(val)
         return Pred((lambda x: x.isNotNull()) if want else (lambda x: x.isNull()), not want)
     if op == "$type":
         return type_pred(val)
@@ -502,7 +540,7 @@ def q_nin(path: str, arg: list, ctx: Ctx) -> Compiled:
 def q_exists(path: str, arg: Any, ctx: Ctx) -> Compiled:
     """The path reaches some value (or, with a false argument, none)."""
     found = path_test(ctx.root, path, Pred(lambda x: x.isNotNull(), False))
-    return Compiled(found if M._true_value(arg) else ~found)
+    return Compiled(found if M.true_value(arg) else ~found)
 
 
 @query_operator("$all")

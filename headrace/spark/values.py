@@ -47,6 +47,7 @@ Extras used by the expression compiler:
   oid_hex(v)                            -- the hex string of an ObjectId value, else NULL
   variant_path(*keys)                   -- a ``variant_get`` path for literal keys
   from_double(c), from_long(c)          -- a DOUBLE / BIGINT column as VARIANT
+  const_of(col)                         -- the Python value of a ``lit_value`` column, if any
 
 Cost model: Spark's analyzer makes about one pass over the whole plan per level of lambda
 nesting, so helpers avoid nesting lambdas and repeat small expressions instead of binding them.
@@ -77,7 +78,7 @@ __all__ = [
     "compare", "equal", "sort_key", "as_decimal", "as_integral", "is_integer", "is_object_raw",
     "object_entries", "oid_hex", "variant_path", "from_double", "from_long", "RANKS",
     "let", "let_many", "is_simple", "type_code", "TYPE_NAMES", "CODE", "NUMBER_CODES", "rank_of_code",
-    "sort_key_coded", "compare_coded",
+    "sort_key_coded", "compare_coded", "const_of",
 ]
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -151,8 +152,60 @@ def from_long(c: Column) -> Column:
     return c.cast("bigint").cast("variant")
 
 
+class _Const:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def const_of(col: Column) -> "tuple[bool, Any]":
+    """(True, value) when ``col`` came from :func:`lit_value`, else (False, None); lets
+    helpers fold constants at compile time instead of testing them per row."""
+    c = getattr(col, "_mql_const", None)
+    return (True, c.value) if isinstance(c, _Const) else (False, None)
+
+
+def _py_code(value: Any) -> int:
+    t = type(value)
+    if value is None:
+        return CODE["null"]
+    if t is bool:
+        return CODE["bool"]
+    if isinstance(value, int):
+        return CODE["int"]
+    if t is float:
+        return CODE["double"]
+    if t is decimal.Decimal:
+        return CODE["decimal"]
+    if t is str:
+        return CODE["string"]
+    if isinstance(value, _dt.datetime):
+        return CODE["date"]
+    if t in (bytes, bytearray):
+        return CODE["binData"]
+    if t is ejson.ObjectId:
+        return CODE["objectId"]
+    if value is ejson.MINKEY:
+        return CODE["minKey"]
+    if value is ejson.MAXKEY:
+        return CODE["maxKey"]
+    if isinstance(value, dict):
+        return CODE["object"]
+    return CODE["array"]
+
+
 def lit_value(value: Any) -> Column:
     """A constant of the ``headrace.ejson`` value model as a VARIANT column."""
+    col = _lit_value(value)
+    try:
+        col._mql_const = _Const(value)
+    except AttributeError:  # a Column implementation without instance attributes
+        pass
+    return col
+
+
+def _lit_value(value: Any) -> Column:
     t = type(value)
     if value is None:
         return _const("NULL")
@@ -306,6 +359,9 @@ def _is_array_raw(v: Column) -> Column:
 def _code_of(x: Column) -> Column:
     """The type code of a bound (cheap to repeat) value; integers are all ``CODE["int"]``
     here (``type_name`` tells int from long by magnitude)."""
+    is_const, value = const_of(x)
+    if is_const:
+        return F.lit(_py_code(value))
     prim = F.coalesce(F.try_element_at(_const_map(_SCHEMA_CODES),
                                        F.substring_index(F.schema_of_variant(x), "(", 1)),
                       F.lit(CODE["string"]))
@@ -417,6 +473,15 @@ def as_long(v: Column) -> Column:
 
 def as_integral(v: Column) -> Column:
     """BIGINT of a number whose value is integral and fits in 64 bits, else NULL."""
+    is_const, value = const_of(v)
+    if is_const:
+        ok = isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool)
+        try:
+            ok = ok and value == int(value) and -(2**63) <= int(value) < 2**63
+        except (ValueError, OverflowError):
+            ok = False
+        return F.lit(int(value) if ok else None).cast("bigint")
+
     def body(x: Column) -> Column:
         c = _code_of(x)
         d = _num_double(x)
@@ -431,6 +496,9 @@ def as_integral(v: Column) -> Column:
 
 
 def as_string(v: Column) -> Column:
+    is_const, value = const_of(v)
+    if is_const:
+        return F.lit(value if isinstance(value, str) else None).cast("string")
     return let(v, lambda x: F.when(_code_of(x) == CODE["string"], _tvg(x, "string")))
 
 
@@ -449,6 +517,11 @@ def oid_hex(v: Column) -> Column:
 
 def truthy(v: Column) -> Column:
     """MQL truthiness: false for missing, null, false and zero; true otherwise (NaN too)."""
+    is_const, value = const_of(v)
+    if is_const:
+        falsy = value is None or value is False or (
+            isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool) and value == 0)
+        return F.lit(not falsy)
     def body(x: Column) -> Column:
         return (
             F.when(x.isNull(), F.lit(False))

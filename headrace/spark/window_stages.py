@@ -16,8 +16,9 @@ already failed (``_err`` not NULL) pass through untouched and take no part in th
   Groups are formed by MQL equality of ``_id`` (``1``, ``1.0`` and ``NumberLong(1)`` are one
   group; missing is null); the output ``_id`` is the first arrival's value.
 - :func:`apply_sort`: MongoDB ``$sort`` keys (``accumulators.sort_field_key``), stable: ties keep
-  ``_seq`` order. The window's ``_seq`` values are reassigned in sorted order (the k-th
-  document gets the k-th smallest ``_seq`` of the window), so later stages see the new order.
+  ``_seq`` order. Sorted documents get new ``_seq`` values so later stages see the new order:
+  the k-th in sort order gets ``m + k`` where ``m`` is the window's largest ``_seq`` (failed
+  rows included), so they stay unique within the window.
 - :func:`apply_limit`: the first ``n`` documents of each window by ``_seq``.
 - :func:`apply_count`: one row per window holding ``{<field>: <number of documents>}``,
   ``_seq`` = the window's smallest ``_seq``; a window without documents emits nothing.
@@ -141,17 +142,18 @@ def apply_sort(df: DataFrame, spec: dict) -> DataFrame:
     """``$sort`` per window (see the module docstring)."""
     from .accumulators import sort_field_key
 
-    ok, failed = _split(df)
     sort = mqlacc.parse_sort_spec(spec, "$sort")
-    keys = [sort_field_key(F.col("doc"), path, d).alias(f"_k{i}") for i, (path, d) in enumerate(sort)]
-    keyed = ok.select("*", *keys)
+    w = Window.partitionBy("_w")
+    ok = F.col("_err").isNull()
+    keyed = df.withColumn("_top", F.max("_seq").over(w))
+    for i, (path, d) in enumerate(sort):
+        keyed = keyed.withColumn(f"_k{i}", F.when(ok, sort_field_key(F.col("doc"), path, d)))
     order = [F.col(f"_k{i}").asc() if d > 0 else F.col(f"_k{i}").desc() for i, (_, d) in enumerate(sort)]
-    by_key = keyed.withColumn("_rk", F.row_number().over(Window.partitionBy("_w").orderBy(*order, F.col("_seq"))))
-    seqs = ok.select("_w", F.col("_seq").alias("_ns"),
-                     F.row_number().over(Window.partitionBy("_w").orderBy("_seq")).alias("_rk"))
-    joined = by_key.join(seqs, ["_w", "_rk"])
-    out = joined.select(*[F.col("_ns").alias("_seq") if c == "_seq" else F.col(c) for c in df.columns])
-    return out.unionByName(failed)
+    # failed rows sort apart (their _seq is kept); the others get _top + their sort position
+    pos = F.row_number().over(w.orderBy(ok.asc(), *order, F.col("_seq")))
+    failed = F.sum(F.when(ok, 0).otherwise(1)).over(w)
+    new_seq = F.when(ok, F.col("_top") + pos - failed).otherwise(F.col("_seq"))
+    return keyed.select(*[new_seq.alias("_seq") if c == "_seq" else F.col(c) for c in df.columns])
 
 
 def apply_limit(df: DataFrame, n: Any) -> DataFrame:

@@ -180,7 +180,8 @@ for g in _slots:
 
 # ------------------------------------------------------------------ the cases
 
-CASES = [
+CASES = {
+  "group_docs": [
     # $group page
     Case("sales_by_item", [SALES], [("$group", {
         "_id": "$item", "totalSaleAmount": {"$sum": {"$multiply": ["$price", "$quantity"]}}})]),
@@ -217,6 +218,8 @@ CASES = [
         "single": pct("test01", [0.95]), "test01_percentiles": pct("test01"), "test02_percentiles": pct("test02"),
         "test03_percentiles": pct("test03"), "test03_percent_alt": pct("test03", [0.9, 0.5, 0.75, 0.95]),
         "ends": pct("test01", [0, 1])})]),
+  ],
+  "top_bottom": [
     # $top & co: two windows (the second holds only G2's scores, changed) to show windows are independent
     Case("games", [GAMESCORES, [dict(d, score=d["score"] + 1) for d in GAMESCORES if d["gameId"] == "G2"]], [
         ("$group", {
@@ -255,6 +258,8 @@ CASES = [
         "bottom": {"$bottomN": {"output": "$i", "sortBy": {"k": 1}, "n": "$n"}},
         "bottomDesc": {"$bottomN": {"output": "$i", "sortBy": {"k": -1}, "n": "$n"}},
         "b1": {"$bottom": {"output": "$i", "sortBy": {"k": 1}}}})]),
+  ],
+  "typing": [
     # MongoDB typing and null/missing rules
     Case("typing", [
         [{"x": 1}, {"x": 2}, {"x": "s"}, {"x": [5]}, {"x": None}, {}],                      # ints
@@ -277,7 +282,8 @@ CASES = [
                             {"v": 5.0}], [{"v": None}, {}]],
          [("$group", {"_id": None, "min": {"$min": "$v"}, "max": {"$max": "$v"}, "first": {"$first": "$v"},
                       "last": {"$last": "$v"}, "set": {"$addToSet": "$v"}, "merged": {"$mergeObjects": "$nope"}})]),
-    # errors
+  ],
+  "errors": [
     Case("errors", [[{"g": 1, "x": "1"}, {"g": 1, "x": "oops"}, {"g": 2, "x": "2"}, {"g": 3, "x": "3", "y": {"a": 1}},
                      {"g": 3, "x": "4", "y": 5}]],
          [("$group", {"_id": "$g", "n": {"$sum": {"$toInt": "$x"}}, "m": {"$mergeObjects": "$y"}})],
@@ -286,7 +292,8 @@ CASES = [
          [("$group", {"_id": {"$toInt": "$g"}, "n": {"$sum": 1}})]),
     Case("bad_n", [[{"g": 0}, {"g": 2}, {"g": 2}]],
          [("$group", {"_id": {"g": "$g"}, "f": {"$firstN": {"input": "$g", "n": "$g"}}})]),
-    # $sort, $limit, $count
+  ],
+  "stages": [
     Case("sort_restaurants", [RESTAURANTS, RESTAURANTS[::-1]], [("$sort", {"borough": 1})]),
     Case("sort_limit", [RESTAURANTS, RESTAURANTS[:2]], [("$sort", {"borough": -1, "_id": 1}), ("$limit", 3)]),
     Case("sort_types", [[{"_id": i, "v": v} for i, v in enumerate(
@@ -298,12 +305,27 @@ CASES = [
     Case("count", [SCORES, SCORES[:1]], [("$count", "passing_scores")],
          failed=[(0, 1, {"_id": 99}, "failed upstream")]),
     Case("limit", [[{"i": i} for i in range(5)], [{"i": 9}]], [("$limit", 2)]),
-]
+  ],
+}
+GROUP_OF = {c.name: g for g, cases in CASES.items() for c in cases}
+
+
+class Results:
+    """Runs a group of cases (one Spark job) the first time one of its cases is asked for."""
+
+    def __init__(self, spark):
+        self.spark, self.done = spark, {}
+
+    def __getitem__(self, name):
+        group = GROUP_OF[name]
+        if group not in self.done:
+            self.done[group] = run_cases(self.spark, CASES[group])
+        return self.done[group][name]
 
 
 @pytest.fixture(scope="module")
 def res(spark):
-    return run_cases(spark, CASES)
+    return Results(spark)
 
 
 def one(res, name, wi=0):

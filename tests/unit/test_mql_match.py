@@ -478,7 +478,7 @@ def test_json_schema_students_and_explanation():
     assert prop["details"][0] == {"operatorName": "bsonType", "specifiedAs": {"bsonType": ["double"]},
                                   "reason": "type did not match", "consideredValue": 3, "consideredType": "int"}
     assert "type did not match" in explain_failure({"$jsonSchema": STUDENTS}, bad)
-    assert explain_failure({"$jsonSchema": STUDENTS}, ok) == ""
+    assert explain_failure({"$jsonSchema": STUDENTS}, ok) == "Document failed validation"
     assert schema_matches(dict(ok, year=2016.0), {"properties": {"year": {"minimum": 2017}}}) is False
     assert schema_matches(dict(ok, major=None), STUDENTS)
 
@@ -539,3 +539,10 @@ def test_failure_details_for_queries():
     assert d["operatorName"] == "$and" and [c["index"] for c in d["clausesNotSatisfied"]] == [0, 1]
     assert d["clausesNotSatisfied"][0]["details"]["reason"] == "field was missing"
     assert failure_details({"qty": 1}, {"qty": 1}) is None
+    # on the driver $expr cannot be evaluated: it is reported, nothing raises
+    q = {"qty": {"$gt": 30}, "$expr": {"$gt": ["$qty", "$limit"]}}
+    d = failure_details(q, {"qty": 40})
+    assert d["clausesNotSatisfied"] == [{"index": 1, "details": {
+        "operatorName": "$expr", "specifiedAs": {"$expr": {"$gt": ["$qty", "$limit"]}},
+        "reason": "expression was not evaluated"}}]
+    assert explain_failure(q, {"qty": 40, "when": dt.datetime(2024, 1, 1)}).startswith("Document failed validation: {")

@@ -98,6 +98,7 @@ def err(query, path="$match"):
     ({"a": {"$not": {"b": 1}}}, "QUERY_UNKNOWN_OPERATOR", "$match.a.$not.b"),
     ({"a": {"$not": {"$size": -2}}}, "QUERY_BAD_ARGS", "$match.a.$not.$size"),
     ({"$jsonSchema": 5}, "QUERY_BAD_ARGS", "$match.$jsonSchema"),
+    ({"a": {"$elemMatch": {"$jsonSchema": {}}}}, "QUERY_NOT_SUPPORTED_YET", "$match.a.$elemMatch.$jsonSchema"),
 ])
 def test_invalid_queries(query, code, path):
     e = err(query)
@@ -119,6 +120,12 @@ def test_messages_say_expected_and_found():
     assert e.where.path == "a.$text" and e.code == "QUERY_UNKNOWN_OPERATOR"
     assert err({"$where": "1"}).code == "QUERY_NOT_SUPPORTED_YET"
     assert "not supported yet" in str(err({"$where": "1"}))
+
+
+def test_expr_is_validated_as_an_expression():
+    validate_query({"$expr": {"$gt": ["$spent", "$budget"]}}, "$match")
+    e = err({"$or": [{"$expr": {"$foo": [1]}}]})
+    assert e.code.startswith("EXPR_") and e.where.path.startswith("$match.$or.0.$expr")
 
 
 def test_not_a_document():

@@ -126,7 +126,9 @@ def v_decimal(c: Column) -> Column:
 
 
 def v_date_ms(ms: Column) -> Column:
-    return F.timestamp_millis(ms).cast("variant")
+    """A date from epoch milliseconds (missing beyond +-200000 years)."""
+    return F.when(ms.between(-6_000_000_000_000_000, 6_000_000_000_000_000),
+                  F.timestamp_millis(ms).cast("variant"))
 
 
 def date_ms(x: Column) -> Column:

@@ -60,7 +60,7 @@ def _numeric_fold(xs, cs, long_fn, double_fn, dec_fn) -> Column:
     any_dbl = any_([c == DOUBLE for c in cs])
     longs = _fold([lng(x) for x in xs], long_fn)
     doubles = _fold([dbl(x) for x in xs], double_fn)
-    decs = _fold([dec(x) for x in xs], dec_fn)
+    decs = _fold([dec(x) for x in xs], dec_fn)  # dec_fn must not raise on overflow
     return (F.when(any_dec, v_decimal(decs))
             .when(any_dbl, v_double(doubles))
             .otherwise(long_or_double(longs, doubles)))
@@ -85,8 +85,8 @@ def _variadic(op: str, arg: Any, ctx: Ctx, identity: int, long_fn, double_fn, de
         if allow_date and len(xs) > 1:
             n_dates = _fold([F.when(c == DATE, 1).otherwise(0) for c in cs], lambda a, b: a + b)
             # one date plus numbers: the date moved by the (rounded) milliseconds
-            ms = _fold([F.when(c == DATE, date_ms(x)).when(c == DOUBLE, F.round(dbl(x)).cast("bigint"))
-                        .when(c == DECIMAL, F.round(dec(x)).cast("bigint")).otherwise(lng(x))
+            ms = _fold([F.when(c == DATE, date_ms(x)).when(c == DOUBLE, F.round(dbl(x)).try_cast("bigint"))
+                        .when(c == DECIMAL, F.round(dec(x)).try_cast("bigint")).otherwise(lng(x))
                         for x, c in zip(xs, cs)], F.try_add)
             out = out.when(n_dates == 1, v_date_ms(ms)).when(n_dates > 1, F.lit(None).cast("variant"))
         elif allow_date:
@@ -100,20 +100,28 @@ def _variadic(op: str, arg: Any, ctx: Ctx, identity: int, long_fn, double_fn, de
             any_null = any_([nullish(c) for c in cs])
             err = F.coalesce(err, F.when(~any_null & (n_dates > 1),
                                          F.lit("only one date allowed in an $add expression")))
-        return err
+        # a result the representation cannot hold is an error, not a silent missing value
+        all_ok = all_([ok(c) for c in cs])
+        any_null = any_([nullish(c) for c in cs])
+        any_dec = any_([c == DECIMAL for c in cs])
+        overflow = any_dec & _fold([dec(x) for x in xs], dec_fn).isNull()
+        if allow_date and len(xs) > 1:
+            n_dates = _fold([F.when(c == DATE, 1).otherwise(0) for c in cs], lambda a, b: a + b)
+            overflow = overflow | ((n_dates == 1) & value(xs, cs).isNull())
+        return F.coalesce(err, F.when(~any_null & all_ok & overflow, F.lit(f"{op}: result out of range")))
 
     return Compiled(with_codes(vals, value), errors_of(args, with_codes(vals, error)))
 
 
 @expression("$add")
 def add(arg: Any, ctx: Ctx) -> Compiled:
-    return _variadic("$add", arg, ctx, 0, F.try_add, lambda a, b: a + b, lambda a, b: a + b, True)
+    return _variadic("$add", arg, ctx, 0, F.try_add, lambda a, b: a + b, F.try_add, True)
 
 
 @expression("$multiply")
 def multiply(arg: Any, ctx: Ctx) -> Compiled:
     return _variadic("$multiply", arg, ctx, 1, F.try_multiply, lambda a, b: a * b,
-                     lambda a, b: (a * b).cast("decimal(38,18)"), False)
+                     lambda a, b: F.try_multiply(a, b).try_cast("decimal(38,18)"), False)
 
 
 def _binary(op: str, arg: Any, ctx: Ctx, value_fn, error_fn) -> Compiled:
@@ -143,7 +151,7 @@ def subtract(arg: Any, ctx: Ctx) -> Compiled:
                 .when((ca == DATE) & (cb == DATE), v_long(F.try_subtract(date_ms(a), date_ms(b))))
                 .when((ca == DATE) & is_num(cb), v_date_ms(F.try_subtract(date_ms(a), _ms_of(b, cb))))
                 .when(is_num(ca) & is_num(cb),
-                      _num2(a, b, ca, cb, F.try_subtract, lambda x, y: x - y, lambda x, y: x - y)))
+                      _num2(a, b, ca, cb, F.try_subtract, lambda x, y: x - y, F.try_subtract)))
 
     def error(a, b, ca, cb):
         ok = (is_num(ca) | (ca == DATE)) & (is_num(cb) | (cb == DATE))
@@ -156,8 +164,8 @@ def subtract(arg: Any, ctx: Ctx) -> Compiled:
 
 
 def _ms_of(x: Column, c: Column) -> Column:
-    return (F.when(c == DOUBLE, F.round(dbl(x)).cast("bigint"))
-            .when(c == DECIMAL, F.round(dec(x)).cast("bigint")).otherwise(lng(x)))
+    return (F.when(c == DOUBLE, F.round(dbl(x)).try_cast("bigint"))
+            .when(c == DECIMAL, F.round(dec(x)).try_cast("bigint")).otherwise(lng(x)))
 
 
 def _num_pair_error(op: str, a, b, ca, cb) -> Column:
@@ -173,7 +181,7 @@ def _is_zero(x: Column, c: Column) -> Column:
 def divide(arg: Any, ctx: Ctx) -> Compiled:
     def value(a, b, ca, cb):
         any_dec = (ca == DECIMAL) | (cb == DECIMAL)
-        d = (dec(a).cast("decimal(28,14)") / dec(b).cast("decimal(28,14)"))
+        d = F.try_divide(dec(a).try_cast("decimal(28,14)"), dec(b).try_cast("decimal(28,14)"))
         return (F.when(nullish(ca) | nullish(cb), _null())
                 .when(~(is_num(ca) & is_num(cb)) | _is_zero(b, cb), _null())
                 .when(any_dec, v_decimal(d))
@@ -193,7 +201,7 @@ def mod(arg: Any, ctx: Ctx) -> Compiled:
         return (F.when(nullish(ca) | nullish(cb), _null())
                 .when(~(is_num(ca) & is_num(cb)) | _is_zero(b, cb), _null())
                 .when(ints, v_long(F.when(lng(b) == -1, F.lit(0)).otherwise(lng(a) % lng(b))))
-                .when(any_dec, v_decimal(dec(a) % dec(b)))
+                .when(any_dec, v_decimal(F.try_mod(dec(a), dec(b))))
                 .otherwise(v_double(dbl(a) % dbl(b))))
 
     def error(a, b, ca, cb):

@@ -150,7 +150,7 @@ def filter_(arg: dict, ctx: Ctx) -> Compiled:
         kept = F.filter(_elems(xs[0]), lambda e: V.truthy(cond_of(e).value))
         if lim is not None:
             n = V.as_integral(xs[1])
-            kept = F.when(nullish(cs[1]), kept).when(n >= 1, F.slice(kept, 1, n.cast("int")))
+            kept = F.when(nullish(cs[1]), kept).when(n >= 1, F.slice(kept, 1, F.least(n, F.size(kept).cast("bigint") + 1).try_cast("int")))
         return F.when(nullish(cs[0]), V.NULL).when(cs[0] == ARRAY, V.make_array(kept))
 
     def error(xs, cs):
@@ -269,13 +269,14 @@ def slice_(arg: Any, ctx: Ctx) -> Compiled:
             pos, n = V.as_integral(xs[1]), V.as_integral(xs[2])
             start = F.when(pos >= 0, pos).otherwise(F.greatest(n_el + pos, F.lit(0)))
             out = F.when(start >= n_el, F.array().cast("array<variant>")).otherwise(
-                F.slice(arr, (start + 1).cast("int"), n.cast("int")))
+                F.slice(arr, (start + 1).try_cast("int"), F.least(n, F.lit(2**31 - 1)).try_cast("int")))
             ok = pos.isNotNull() & n.isNotNull() & (n > 0)
         else:
             n = V.as_integral(xs[1])
             start = F.when(n >= 0, F.lit(0)).otherwise(F.greatest(n_el + n, F.lit(0)))
             length = F.when(n >= 0, n).otherwise(n_el)
-            out = F.when(n_el == 0, arr).otherwise(F.slice(arr, (start + 1).cast("int"), length.cast("int")))
+            out = F.when(n_el == 0, arr).otherwise(
+                F.slice(arr, (start + 1).try_cast("int"), F.least(length, n_el.cast("bigint")).try_cast("int")))
             ok = n.isNotNull()
         null = nullish(cs[0])
         for c in cs[1:]:
@@ -372,8 +373,8 @@ def index_of_array(arg: Any, ctx: Ctx) -> Compiled:
 
 def entries_object(entries: Column) -> Column:
     """A VARIANT object from an array of struct<k: string, v: variant> (last key wins)."""
-    kept = F.filter(entries, lambda e, i: ~F.exists(F.slice(entries, i + 2, F.greatest(F.size(entries), F.lit(1))),
-                                                    lambda o: o["k"] == e["k"]))
+    kept = F.filter(entries, lambda e, i: e["k"].isNotNull() & ~F.exists(
+        F.slice(entries, i + 2, F.greatest(F.size(entries), F.lit(1))), lambda o: o["k"] == e["k"]))
     return V.make_object(F.map_from_entries(F.transform(kept, lambda e: F.struct(e["k"].alias("key"),
                                                                                   e["v"].alias("value")))))
 
@@ -496,7 +497,8 @@ def _sum_struct(arr: Column) -> Column:
                 F.when(num & c.isin(*INT_CODES), F.coalesce(l_add, acc["l"])).otherwise(acc["l"]).alias("l"),
                 (acc["ovf"] | (num & c.isin(*INT_CODES) & l_add.isNull())).alias("ovf"),
                 F.when(num, acc["d"] + dbl(e)).otherwise(acc["d"]).alias("d"),
-                F.when(num, (acc["m"] + F.coalesce(dec(e), F.lit(0).cast("decimal(38,18)"))).cast("decimal(38,18)"))
+                F.when(num, F.coalesce(F.try_add(acc["m"], F.coalesce(dec(e), F.lit(0).cast("decimal(38,18)")))
+                                       .try_cast("decimal(38,18)"), acc["m"]))
                  .otherwise(acc["m"]).alias("m"),
                 (acc["hd"] | (c == CODE["double"])).alias("hd"),
                 (acc["hm"] | (c == CODE["decimal"])).alias("hm"),
@@ -524,7 +526,7 @@ def avg(arg: Any, ctx: Ctx) -> Compiled:
 
     def value(s: Column) -> Column:
         return (F.when(s["n"] == 0, V.NULL)
-                .when(s["hm"], v_decimal((s["m"].cast("decimal(28,14)") / s["n"].cast("decimal(20,0)"))))
+                .when(s["hm"], v_decimal(F.try_divide(s["m"].try_cast("decimal(28,14)"), s["n"].cast("decimal(20,0)"))))
                 .otherwise(v_double(s["d"] / s["n"])))
     return Compiled(V.let(_sum_struct(arr), value), errors_of(args))
 

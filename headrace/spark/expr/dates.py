@@ -233,18 +233,28 @@ def date_from_parts(arg: dict, ctx: Ctx) -> Compiled:
             jan4 = F.make_date(year.cast("int"), F.lit(1), F.lit(4))
             monday = F.date_sub(jan4, (F.date_part(F.lit("DAYOFWEEK_ISO"), jan4) - 1).cast("int"))
             base_ms = ntz_to_ms(monday.cast("timestamp_ntz"))
-            day_ms = ((ints["isoWeek"] - 1) * 7 + (ints["isoDayOfWeek"] - 1)) * 86_400_000
+            days = F.try_add(F.try_multiply(F.try_subtract(ints["isoWeek"], F.lit(1)), F.lit(7)),
+                             F.try_subtract(ints["isoDayOfWeek"], F.lit(1)))
+            day_ms = F.try_multiply(days, F.lit(86_400_000))
         else:
-            months = ints["month"] - 1
+            months = F.when(ints["month"].between(-1_000_000, 1_000_000), ints["month"] - 1)
             first = F.add_months(F.make_date(year.cast("int"), F.lit(1), F.lit(1)), months.cast("int"))
             base_ms = ntz_to_ms(first.cast("timestamp_ntz"))
-            day_ms = (ints["day"] - 1) * 86_400_000
-        local = (base_ms + day_ms + ints["hour"] * 3_600_000 + ints["minute"] * 60_000
-                 + ints["second"] * 1000 + ints["millisecond"])
+            day_ms = F.try_multiply(F.try_subtract(ints["day"], F.lit(1)), F.lit(86_400_000))
+        local = base_ms
+        for part in (day_ms, F.try_multiply(ints["hour"], F.lit(3_600_000)),
+                     F.try_multiply(ints["minute"], F.lit(60_000)), F.try_multiply(ints["second"], F.lit(1000)),
+                     ints["millisecond"]):
+            local = F.try_add(local, part)
+        local = F.when(local.between(-6e15, 6e15), local)
         return F.when(any_null | tz.is_null(), V.NULL).when(ok, v_date_ms(_utc_ms(local, tz)))
 
     def error(xs, cs):
-        errs = []
+        any_null = F.lit(False)
+        for c in cs:
+            any_null = any_null | nullish(c)
+        errs = [F.when(~any_null & ~tz.is_null() & value(xs, cs).isNull(),
+                       F.lit(f"{op}: the parts do not make a date in range"))]
         for n, x, c in zip(present, xs, cs):
             errs.append(F.when(~nullish(c) & V.as_integral(x).isNull(),
                                F.concat(F.lit(f"{op}: '{n}' must evaluate to an integer, found "), found(x, c))))
@@ -253,7 +263,7 @@ def date_from_parts(arg: dict, ctx: Ctx) -> Compiled:
                 errs.append(F.when(~nullish(c) & ~V.as_integral(x).between(lo, hi),
                                    F.concat(F.lit(f"{op}: '{n}' must evaluate to an integer in the range {lo} to {hi}, "
                                                   "found "), found(x, c))))
-        return F.coalesce(*errs) if errs else None
+        return F.coalesce(*errs)
 
     vals = [compiled[n].value for n in present]
     err = with_codes(vals, error) if vals else None
@@ -570,15 +580,18 @@ def _add(op: str, sign: int):
             unit_col = V.as_string(xs[2]) if unit_c else None
 
             def add(u: str) -> Column:
+                step = F.try_multiply(n, F.lit(UNIT_MS.get(u, 1)))
                 if u in ("millisecond", "second", "minute", "hour"):
-                    return ms + n * UNIT_MS[u]
+                    return F.try_add(ms, step)
                 local = _local_ms(ms, tz)
                 if u in ("day", "week"):
-                    return _utc_ms(local + n * UNIT_MS[u], tz)
+                    moved = F.try_add(local, step)
+                    return F.when(moved.between(-6e15, 6e15), _utc_ms(moved, tz))
                 day = F.floor(local / 86_400_000)
                 time_of_day = local - day * 86_400_000
                 date = F.date_add(F.make_date(F.lit(1970), F.lit(1), F.lit(1)), day.cast("int"))
-                moved = F.add_months(date, (n * UNIT_MONTHS[u]).cast("int"))
+                months = F.try_multiply(n, F.lit(UNIT_MONTHS[u]))
+                moved = F.when(months.between(-2_000_000, 2_000_000), F.add_months(date, months.cast("int")))
                 return _utc_ms(ntz_to_ms(moved.cast("timestamp_ntz")) + time_of_day, tz)
 
             null = nullish(cs[0]) | nullish(cs[1]) | tz.is_null()
@@ -589,10 +602,13 @@ def _add(op: str, sign: int):
 
         def error(xs, cs):
             n = V.as_integral(xs[1])
+            valid = _date_ms(xs[0], cs[0]).isNotNull() & n.isNotNull()
             return F.coalesce(_date_error(op, xs[0], cs[0]),
                               F.when(~nullish(cs[1]) & n.isNull(),
                                      F.concat(F.lit(f"{op}: amount must be an integral number, found "),
-                                              found(xs[1], cs[1]))))
+                                              found(xs[1], cs[1]))),
+                              F.when(valid & ~tz.is_null() & value(xs, cs).isNull(),
+                                     F.lit(f"{op}: the resulting date is out of range")))
 
         return Compiled(with_codes(vals, value),
                         first_error(d.error, amount.error, tz.error(op), _unit_error(op, unit_c),

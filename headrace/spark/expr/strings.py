@@ -115,13 +115,14 @@ def _substr(op: str, arg: Any, ctx: Ctx, code_points: bool) -> Compiled:
     def value(xs, cs):
         s, start, length, _, _ = parts(xs, cs)
         if code_points:
-            out = F.substring(s, (start + 1).cast("int"), F.greatest(length, F.lit(0)).cast("int"))
+            out = F.substring(s, F.least(start + 1, F.lit(2**31 - 1)).try_cast("int"),
+                              F.least(F.greatest(length, F.lit(0)), F.lit(2**31 - 1)).try_cast("int"))
             out = F.when(start >= F.length(s), F.lit("")).otherwise(out)
         else:
             b = s.cast("binary")
-            n = F.when(length < 0, F.octet_length(s)).otherwise(length)
+            n = F.least(F.when(length < 0, F.octet_length(s)).otherwise(length), F.lit(2**31 - 1))
             out = F.when(start >= F.octet_length(s), F.lit("")).otherwise(
-                F.substring(b, (start + 1).cast("int"), n.cast("int")).cast("string"))
+                F.substring(b, F.least(start + 1, F.lit(2**31 - 1)).try_cast("int"), n.try_cast("int")).cast("string"))
         return v_string(out)
 
     def error(xs, cs):
@@ -137,9 +138,9 @@ def _substr(op: str, arg: Any, ctx: Ctx, code_points: bool) -> Compiled:
             errs.append(F.when(start < 0, F.lit(f"{op}: starting index must be non-negative")))
             # a cut inside a UTF-8 character is refused
             def continuation(pos: Column) -> Column:
-                byte = F.hex(F.substring(b, (pos + 1).cast("int"), 1))
+                byte = F.hex(F.substring(b, F.least(pos + 1, F.lit(2**31 - 1)).try_cast("int"), 1))
                 return (pos < F.octet_length(s)) & (pos > 0) & byte.rlike("^[89AB]")
-            end = start + length
+            end = F.try_add(start, length)
             errs.append(F.when(continuation(start),
                                F.lit(f"{op}: invalid range, starting index is a UTF-8 continuation byte")))
             errs.append(F.when((length >= 0) & continuation(end),
@@ -296,8 +297,8 @@ def index_of_cp(arg: Any, ctx: Ctx) -> Compiled:
         start = V.as_integral(xs[2]) if len(xs) > 2 else F.lit(0).cast("bigint")
         end = V.as_integral(xs[3]) if len(xs) > 3 else n.cast("bigint")
         end = F.least(end, n.cast("bigint"))
-        hay = F.substring(s, 1, end.cast("int"))
-        pos = F.call_function("locate", sub, hay, (start + 1).cast("int")) - 1
+        hay = F.substring(s, 1, F.greatest(end, F.lit(0)).try_cast("int"))
+        pos = F.call_function("locate", sub, hay, F.least(start + 1, F.lit(2**31 - 1)).try_cast("int")) - 1
         found_at = F.when((start > n) | (start > end), F.lit(-1)) \
             .when(F.length(sub) == 0, start).otherwise(pos)
         return F.when(nullish(cs[0]), V.NULL).when((cs[0] == STRING) & (cs[1] == STRING), v_long(found_at))
@@ -421,7 +422,7 @@ def _replace(op: str, first_only: bool):
                 pos = F.call_function("locate", f, s, F.lit(1))
                 out = F.when(pos == 0, s).otherwise(F.concat(
                     F.substring(s, 1, (pos - 1).cast("int")), r,
-                    F.substring(s, (pos + F.length(f)).cast("int"), 2147483647)))
+                    F.substring(s, (pos + F.length(f)).cast("int"), 2147483647)))  # small ints
             else:
                 out = F.when(F.length(f) == 0, s).otherwise(F.replace(s, f, r))
             any_null = nullish(cs[0]) | nullish(cs[1]) | nullish(cs[2])

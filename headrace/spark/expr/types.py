@@ -120,7 +120,7 @@ def convert(x: Column, c: Column, to: str, op: str) -> tuple[Column, Column]:
     if to == "date":
         oid_secs = F.conv(F.substring(V.oid_hex(x), 1, 8), 16, 10).cast("bigint")
         raw = (F.when(c.isin(*INT_CODES), lng(x))
-               .when(c == CODE["double"], F.when(finite, d.cast("bigint")))
+               .when(c == CODE["double"], F.when(finite, d.try_cast("bigint")))
                .when(c == CODE["decimal"], dec(x).try_cast("bigint"))
                .when(c == CODE["string"], parse_iso_date_ms(s))
                .when(c == CODE["objectId"], oid_secs * 1000))
