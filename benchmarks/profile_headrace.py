@@ -40,61 +40,67 @@ def _stacks(path: Path) -> list[tuple[list[str], int]]:
     return out
 
 
-def _fn(frame: str) -> str:
-    """'func (path/file.py:123)' -> 'func (file.py)'"""
+def _fn(frame: str, line: bool = False) -> str:
+    """'Class.func (path/file.py:123)' -> 'Class.func (file.py)' (or 'file.py:123')"""
     name, _, rest = frame.partition(" (")
-    f = rest.rstrip(")").rsplit(":", 1)[0]
+    loc = rest.rstrip(")")
+    f = loc.rsplit(":", 1)[0] if not line else loc
     return f"{name} ({f.split('/')[-1] if f else '?'})"
 
 
+def _is(frame: str, func: str) -> bool:
+    name = frame.partition(" (")[0]
+    return name == func or name.endswith("." + func)
+
+
+IDLE_LEAVES = ("readinto", "read_int", "select", "poll", "wait", "accept", "manager", "sleep", "recv")
+
+
 def driver_breakdown(stacks: list[tuple[list[str], int]]) -> tuple[int, list[tuple[str, int]], list[tuple[str, int]]]:
-    """Samples inside ``_on_batch``: by the engine step (first frame below ``_batch_body`` /
-    ``_batch``) and by what the driver was doing at the leaf (py4j wait = JVM work)."""
+    """Samples inside ``_on_batch``: by the engine step (the headrace frames below ``_batch_body``,
+    with the line that called them) and by what the driver was doing at the leaf (a py4j call =
+    waiting for the JVM)."""
     steps: Counter = Counter()
     leaves: Counter = Counter()
     total = 0
     for frames, n in stacks:
-        idx = next((i for i, f in enumerate(frames) if f.startswith("_on_batch ")), None)
+        idx = next((i for i, f in enumerate(frames) if _is(f, "_on_batch")), None)
         if idx is None:
             continue
         total += n
         below = frames[idx + 1:]
-        step = None
-        for i, f in enumerate(below):
-            if f.startswith("_batch_body "):
-                step = _fn(below[i + 1]) if i + 1 < len(below) else "_batch_body (self)"
-                nxt = below[i + 1] if i + 1 < len(below) else ""
-                # one level deeper for the window context (add_to_windows, close_event_time, ...)
-                if "engine.py" in nxt and i + 2 < len(below) and "engine.py" in below[i + 2]:
-                    step = f"{_fn(nxt)} > {_fn(below[i + 2])}"
-                break
-        if step is None:
-            j = next((i for i, f in enumerate(below) if f.startswith("_batch ")), None)
-            step = ("_batch: " + _fn(below[j + 1])) if j is not None and j + 1 < len(below) else "other"
-        steps[step] += n
+        hr = [f for f in below if "headrace/" in f]
+        # the call path inside headrace, from _batch_body (or _batch) down, at most 3 levels
+        j = next((i for i, f in enumerate(hr) if _is(f, "_batch_body")), None)
+        path = hr[j:j + 3] if j is not None else hr[:3]
+        steps[" > ".join(_fn(f, line=True) for f in path) or "?"] += n
         leaf = frames[-1]
-        if any(k in leaf for k in ("py4j", "recv_into", "readline (socket.py")) or \
-                any("java_gateway.py" in f or "clientserver.py" in f for f in frames[-4:]):
-            leaves["waiting on the JVM (py4j call)"] += n
+        py4j = any("py4j/" in f for f in frames[-4:])
+        if py4j:
+            api = next((f for f in reversed(frames) if "pyspark/" in f and "py4j" not in f), None)
+            leaves["JVM (py4j call from " + (_fn(api) if api else "?") + ")"] += n
         else:
             leaves[_fn(leaf)] += n
-    return total, steps.most_common(25), leaves.most_common(15)
+    return total, steps.most_common(30), leaves.most_common(20)
 
 
 def worker_breakdown(stacks: list[tuple[list[str], int]], driver_pid: int) -> tuple[dict, list, list]:
+    """CPU samples of the Python worker processes (not the driver), idle leaves dropped."""
     by_proc: Counter = Counter()
     self_t: Counter = Counter()
     incl: Counter = Counter()
     for frames, n in stacks:
-        proc = frames[0] if frames and frames[0].startswith("process ") else "?"
+        procs = [f for f in frames if f.startswith("process ")]
+        proc = procs[-1] if procs else "?"
         if proc.startswith(f"process {driver_pid}:"):
             continue
+        body = [f for f in frames if not f.startswith("process ")]
+        if not body or any(k in body[-1].partition(" (")[0].rsplit(".", 1)[-1] for k in IDLE_LEAVES):
+            continue
         by_proc[proc.split(":", 1)[1][:90] if ":" in proc else proc] += n
-        body = frames[1:] if proc != "?" else frames
-        if body:
-            self_t[_fn(body[-1])] += n
-            for f in set(_fn(x) for x in body):
-                incl[f] += n
+        self_t[_fn(body[-1])] += n
+        for f in set(_fn(x) for x in body):
+            incl[f] += n
     return dict(by_proc.most_common(8)), self_t.most_common(20), incl.most_common(25)
 
 
@@ -124,6 +130,10 @@ def main(prof: dict) -> int:
                "max_records_per_batch": prof["headrace_batch"], "parallelism": 2, "max_seconds": 3600}
         (run_dir / "config.json").write_text(json.dumps(cfg))
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        jfr = OUT / "jvm.jfr"
+        if mode == "workers":   # JVM side: Java Flight Recorder method sampling
+            jfr.unlink(missing_ok=True)
+            env["JAVA_TOOL_OPTIONS"] = f"-XX:StartFlightRecording=dumponexit=true,filename={jfr},settings=profile"
         raw = OUT / f"{mode}.raw.txt"
         runner = [str(R.PRODUCT_PY), str(HERE / "systems" / "headrace_runner.py"), str(run_dir / "config.json")]
         logf = open(run_dir / "log.txt", "wb")
@@ -199,17 +209,70 @@ def main(prof: dict) -> int:
     lines += [f"| `{s}` | {n / wtot:.1%} |" for s, n in wself]
     lines += ["", "| function (inclusive) | share |", "|---|---|"]
     lines += [f"| `{s}` | {n / wtot:.1%} |" for s, n in wincl]
+    cats, tops, nsamp = jfr_breakdown(OUT / "jvm.jfr")
+    lines += ["", f"## JVM: Java Flight Recorder execution samples ({nsamp} samples, threads running Java code)", "",
+              "| category (nearest categorised frame from the top of the stack) | share |", "|---|---|"]
+    lines += [f"| {c} | {n / max(1, nsamp):.1%} |" for c, n in cats]
+    lines += ["", "| top frame | share |", "|---|---|"]
+    lines += [f"| `{c}` | {n / max(1, nsamp):.1%} |" for c, n in tops]
     (OUT / "summary.md").write_text("\n".join(lines) + "\n")
     (OUT / "end_info.json").write_text(json.dumps(info, indent=1, default=str))
     R.log(f"wrote {OUT / 'summary.md'}")
     return 0
 
 
+JVM_CATEGORIES = [
+    ("Janino / whole-stage codegen compile", ("org.codehaus.janino", "org.codehaus.commons", "CodeGenerator")),
+    ("Catalyst analysis / optimisation / planning", ("catalyst.analysis", "catalyst.optimizer", "RuleExecutor",
+                                                      "SparkPlanner", "QueryPlanner", "catalyst.rules")),
+    ("Python runner I/O (data source read, Arrow, pickling)", ("api.python", "execution.python", "PythonRunner",
+                                                               "python.PythonArrow", "PythonDataSource")),
+    ("Parquet read/write", ("org.apache.parquet", "parquet.", "ParquetFile")),
+    ("VARIANT expressions", ("variant", "Variant")),
+    ("Shuffle / sort / aggregation", ("shuffle", "UnsafeExternalSorter", "aggregate", "HashAggregate")),
+    ("JSON / string functions", ("json", "UTF8String")),
+    ("Streaming bookkeeping (offsets, commit logs, checkpoints)", ("execution.streaming", "HDFSMetadataLog",
+                                                                  "CheckpointFileManager")),
+    ("Hadoop file system / I/O", ("org.apache.hadoop", "java.io", "sun.nio")),
+]
+
+
+def jfr_breakdown(path: Path) -> tuple[list, list, int]:
+    """Categorise JFR ``jdk.ExecutionSample`` stacks (``jfr print``)."""
+    if not path.exists():
+        return [], [], 0
+    jfr_bin = Path(os.environ.get("JAVA_HOME", "")) / "bin" / "jfr"
+    if not jfr_bin.exists():
+        jfr_bin = Path(shutil.which("jfr") or os.path.join(os.path.dirname(os.path.realpath(shutil.which("java") or
+                                                                                              "java")), "jfr"))
+    r = subprocess.run([str(jfr_bin), "print", "--events", "jdk.ExecutionSample", "--stack-depth", "64", str(path)],
+                       capture_output=True, text=True)
+    cats: Counter = Counter()
+    tops: Counter = Counter()
+    n = 0
+    stack: list[str] | None = None
+    for line in r.stdout.splitlines():
+        t = line.strip()
+        if t.startswith("stackTrace = ["):
+            stack = []
+        elif stack is not None and t.startswith("]"):
+            n += 1
+            if stack:
+                tops[stack[0].split("(")[0]] += 1
+            cat = next((c for fr in stack for c, keys in JVM_CATEGORIES if any(k in fr for k in keys)), "other")
+            cats[cat] += 1
+            stack = None
+        elif stack is not None and t and not t.startswith("..."):
+            stack.append(t)
+    return cats.most_common(), tops.most_common(15), n
+
+
 def _driver_pid(raw: Path) -> int:
     """The runner's pid in a --subprocesses recording: the process that ran ``_on_batch``."""
     for frames, _ in _stacks(raw):
-        if frames and frames[0].startswith("process ") and any(f.startswith("_on_batch ") for f in frames):
-            return int(frames[0].split()[1].rstrip(":"))
+        procs = [f for f in frames if f.startswith("process ")]
+        if procs and any(_is(f, "_on_batch") for f in frames):
+            return int(procs[-1].split()[1].split(":")[0])
     return -1
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import decimal
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..errors import NotSupportedYet, PipelineError

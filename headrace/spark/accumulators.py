@@ -47,12 +47,12 @@ Semantics (MongoDB's, as documented and as its server computes them):
 - ``$stdDevPop`` / ``$stdDevSamp``: numbers as doubles, MongoDB's Welford updates in arrival
   order; null when there is no number (``$stdDevSamp``: fewer than two).
 
-Decimals are computed as ``DECIMAL(38,18)`` (``values.as_decimal``); results keep the largest
-scale of the decimal inputs (``Decimal128("170")`` stays ``170``), more digits only when needed.
+Decimals are computed as ``DECIMAL(38,18)`` (as ``values.as_decimal`` reads them); decimal results
+have no trailing fractional zeros (``Decimal128("170")``, ``Decimal128("112.5")``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from pyspark.sql import Column
@@ -78,20 +78,26 @@ class Accumulator:
     """How one ``$group`` output field is computed.
 
     ``inputs``: per-document columns by local name (evaluated before grouping).
-    ``aggs``: local name -> ``fn(ref) -> aggregate column``; ``ref(name)`` is an input column.
+    ``derived``: more per-document columns, local name -> ``fn(ref)`` where ``ref(name)`` is an
+    input column (so a compiled expression is evaluated once and then referenced).
+    ``aggs``: local name -> ``fn(ref) -> aggregate column`` over inputs and derived columns.
     ``steps``: projections applied in turn to the grouped rows, each local name ->
     ``fn(ref, key_ctx) -> column``, where ``ref(name)`` is an aggregate or an earlier step's
     column and ``key_ctx()`` the expression context rooted at the group key (for ``n``). The
     last step defines ``value`` (the field's VARIANT value) and may define ``error`` (a
     per-group error). Steps keep every expression small: a value used several times is
     computed once in an earlier step and referenced by name.
-    ``error``: per-document error column (the expression failed), or None.
+    ``error``: per-document error column of the compiled expression, or None.
+    ``check``: ``fn(ref) -> STRING`` (over inputs and derived columns), a per-document error
+    of the accumulator itself (e.g. ``$mergeObjects`` of a non-document), or None.
     """
 
     inputs: Mapping[str, Column]
     aggs: Mapping[str, Callable[[Ref], Column]]
     steps: tuple[Step, ...]
     error: Column | None = None
+    derived: Mapping[str, Callable[[Ref], Column]] = field(default_factory=dict)
+    check: Callable[[Ref], Column] | None = None
 
 
 def _value(fn: Callable[[Ref], Column]) -> tuple[Step, ...]:
@@ -161,22 +167,19 @@ def _int_result(total: Column) -> Column:
     return F.when(fits, V.from_long(total.cast("bigint"))).otherwise(V.from_double(total.cast("double")))
 
 
-def decimal_value(x: Column, min_scale: Column) -> Column:
-    """A DECIMAL(38,18) column as a VARIANT decimal with scale ``max(min_scale, digits needed)``."""
+def decimal_value(x: Column) -> Column:
+    """A DECIMAL(38,18) column as a VARIANT decimal without trailing fractional zeros.
+
+    (Spark reads VARIANT decimals with their trailing zeros stripped, so an input's own scale
+    cannot be kept: ``Decimal128("10.00") + Decimal128("5.00")`` gives ``15``, not ``15.00``.)
+    """
     text = x.cast("string")                                   # plain: -12.340000000000000000
-    needed = F.length(F.regexp_extract(text, r"\.(\d*?)0*$", 1))
-    scale = F.greatest(F.coalesce(min_scale, F.lit(0)), needed)
+    scale = F.length(F.regexp_extract(text, r"\.(\d*?)0*$", 1))
     digits = F.concat(F.regexp_extract(text, r"^(-?\d+)", 1), F.lit("."),
                       F.substring(F.regexp_extract(text, r"\.(\d+)$", 1), 1, DECIMAL_SCALE))
     # JSON text with a fraction parses as a VARIANT decimal of exactly that scale
     return F.when(x.isNotNull(), F.when(scale == 0, x.cast("decimal(38,0)").cast("variant"))
                   .otherwise(F.parse_json(F.substring(digits, F.lit(1), F.length(digits) - DECIMAL_SCALE + scale))))
-
-
-def decimal_scale(v: Column, type_name: Column) -> Column:
-    """The scale of a VARIANT decimal (from its VARIANT schema), else NULL."""
-    s = F.regexp_extract(F.schema_of_variant(v), r"DECIMAL\(\d+,(\d+)\)", 1)
-    return F.when(type_name == "decimal", F.when(s != "", s.cast("int")).otherwise(F.lit(0)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,10 +240,10 @@ def _tvg(v: Column, type_: str) -> Column:
     return F.try_variant_get(v, "$", type_)
 
 
-def _numeric_inputs(arg: Any, ctx: Ctx) -> tuple[dict[str, Column], Column | None]:
-    """Inputs ``v`` (the value) and ``t`` (its MQL type name); typed reads below use ``t``."""
+def _numeric_inputs(arg: Any, ctx: Ctx) -> dict[str, Any]:
+    """Input ``v`` (the value) and derived ``t`` (its MQL type name); typed reads use ``t``."""
     c = _compile(arg, ctx)
-    return {"v": c.value, "t": V.type_name(c.value)}, c.error
+    return {"inputs": {"v": c.value}, "derived": {"t": lambda r: V.type_name(r("v"))}, "error": c.error}
 
 
 def _numeric_aggs() -> dict[str, Callable[[Ref], Column]]:
@@ -263,7 +266,6 @@ def _numeric_aggs() -> dict[str, Callable[[Ref], Column]]:
                                                 _tvg(r("v"), "bigint").cast("decimal(38,0)"))),
         "dec_total": lambda r: F.try_sum(dec(r)),
         "dec_bad": lambda r: F.max((r("t") == "decimal") & dec(r).isNull()),
-        "dec_scale": lambda r: F.max(decimal_scale(r("v"), r("t"))),
         "dd_items": dd_items,
     }
 
@@ -288,11 +290,11 @@ def acc_sum(arg: Any, ctx: Ctx) -> Accumulator:
             {"total": lambda r, k: r("n").cast("decimal(38,0)") * F.lit(arg).cast("decimal(38,0)")},
             {"value": lambda r, k: _int_result(r("total"))}))
 
-    inputs, error = _numeric_inputs(arg, ctx)
+    num = _numeric_inputs(arg, ctx)
 
     def value(r: Ref, k: KeyCtx) -> Column:
         return (
-            F.when(r("has_decimal"), decimal_value(r("dec"), r("dec_scale")))
+            F.when(r("has_decimal"), decimal_value(r("dec")))
             .when(r("has_double"), V.from_double(r("dd")))
             .when(r("n") == 0, V.from_long(F.lit(0)))
             .when(r("int_total").isNull(), V.from_double(r("dd")))
@@ -303,13 +305,13 @@ def acc_sum(arg: Any, ctx: Ctx) -> Accumulator:
         return F.when(r("has_decimal") & (r("dec_bad") | r("dec").isNull()), F.lit(_DEC_ERR))
 
     steps = ({"dd": _dd_step}, {"dec": _dec_total_step}, {"value": value, "error": err})
-    return Accumulator(inputs, _numeric_aggs(), steps, error)
+    return Accumulator(aggs=_numeric_aggs(), steps=steps, **num)
 
 
 @accumulator("$avg")
 def acc_avg(arg: Any, ctx: Ctx) -> Accumulator:
     """``$avg`` (see the module docstring)."""
-    inputs, error = _numeric_inputs(arg, ctx)
+    num = _numeric_inputs(arg, ctx)
 
     def avg(r: Ref, k: KeyCtx) -> Column:
         return F.when(r("n") > 0, (r("dec") / r("n").cast("decimal(20,0)")).try_cast(_DEC))
@@ -317,7 +319,7 @@ def acc_avg(arg: Any, ctx: Ctx) -> Accumulator:
     def value(r: Ref, k: KeyCtx) -> Column:
         return (
             F.when(r("n") == 0, V.NULL)
-            .when(r("has_decimal"), decimal_value(r("avg"), r("dec_scale")))
+            .when(r("has_decimal"), decimal_value(r("avg")))
             .otherwise(V.from_double(r("dd") / r("n").cast("double")))
         )
 
@@ -325,18 +327,18 @@ def acc_avg(arg: Any, ctx: Ctx) -> Accumulator:
         return F.when(r("has_decimal") & (r("n") > 0) & (r("dec_bad") | r("avg").isNull()), F.lit(_DEC_ERR))
 
     steps = ({"dd": _dd_step}, {"dec": _dec_total_step}, {"avg": avg}, {"value": value, "error": err})
-    return Accumulator(inputs, _numeric_aggs(), steps, error)
+    return Accumulator(aggs=_numeric_aggs(), steps=steps, **num)
 
 
 def _doubles_acc(arg: Any, ctx: Ctx, steps: tuple[Step, ...]) -> Accumulator:
     """Numbers as doubles in arrival order: a first step makes ``xs`` (ARRAY<DOUBLE>)."""
-    inputs, error = _numeric_inputs(arg, ctx)
+    num = _numeric_inputs(arg, ctx)
 
     def items(r: Ref) -> Column:
         return _collect_seq(_tvg(r("v"), "double"), r("t").isin(*_NUMERIC) & _tvg(r("v"), "double").isNotNull())
 
     first = {"xs": lambda r, k: F.transform(by_seq(r("items")), lambda e: e["v"])}
-    return Accumulator(inputs, {"items": items}, (first, *steps), error)
+    return Accumulator(aggs={"items": items}, steps=(first, *steps), **num)
 
 
 @accumulator("$stdDevPop")
@@ -395,15 +397,14 @@ def acc_count(arg: Any, ctx: Ctx) -> Accumulator:
 
 def _min_max(arg: Any, ctx: Ctx, sign: int) -> Accumulator:
     c = _compile(arg, ctx)
-    v = c.value
-    inputs = {"v": v, "k": F.when(~V.is_null_or_missing(v), V.sort_key(v))}
+    derived = {"k": lambda r: F.when(~V.is_null_or_missing(r("v")), V.sort_key(r("v")))}
     seq = F.col("_seq") if sign < 0 else -F.col("_seq")  # ties: the first arrival wins
 
     def agg(r: Ref) -> Column:
         order = F.when(r("k").isNotNull(), F.struct(r("k").alias("k"), seq.alias("s")))
         return F.min_by(r("v"), order) if sign < 0 else F.max_by(r("v"), order)
 
-    return Accumulator(inputs, {"m": agg}, _value(lambda r: _null_or(r("m"))), c.error)
+    return Accumulator({"v": c.value}, {"m": agg}, _value(lambda r: _null_or(r("m"))), c.error, derived)
 
 
 def _first_last(arg: Any, ctx: Ctx, last: bool) -> Accumulator:
@@ -441,18 +442,19 @@ def acc_add_to_set(arg: Any, ctx: Ctx) -> Accumulator:
         firsts = F.filter(srt, lambda e, i: (i == 0) | (srt[F.greatest(i - 1, F.lit(0))]["k"] != e["k"]))
         return V.make_array(F.transform(by_seq(firsts), lambda e: e["v"]))
 
-    return Accumulator({"v": c.value, "k": V.sort_key(c.value)}, {"xs": agg},
-                       ({"by_key": by_key}, {"value": value}), c.error)
+    return Accumulator({"v": c.value}, {"xs": agg}, ({"by_key": by_key}, {"value": value}), c.error,
+                       {"k": lambda r: V.sort_key(r("v"))})
 
 
 @accumulator("$mergeObjects")
 def acc_merge_objects(arg: Any, ctx: Ctx) -> Accumulator:
     c = _compile(arg, ctx)
-    v = c.value
-    bad = ~V.is_null_or_missing(v) & ~V.is_object(v)
-    err = F.when(bad, F.concat(F.lit("$mergeObjects requires object inputs, but input "), F.to_json(v),
-                               F.lit(" is of type "), V.type_name(v)))
-    error = err if c.error is None else F.coalesce(c.error, err)
+
+    def check(r: Ref) -> Column:
+        v = r("v")
+        bad = ~V.is_null_or_missing(v) & ~V.is_object(v)
+        return F.when(bad, F.concat(F.lit("$mergeObjects requires object inputs, but input "), F.to_json(v),
+                                    F.lit(" is of type "), V.type_name(v)))
 
     def value(r: Ref) -> Column:
         maps = F.transform(by_seq(r("xs")), lambda e: e["v"])
@@ -461,9 +463,9 @@ def acc_merge_objects(arg: Any, ctx: Ctx) -> Accumulator:
             F.map_filter(acc, lambda key, _x: ~F.array_contains(F.map_keys(m), key)), m))
         return V.make_object(merged)
 
-    return Accumulator({"v": v},
+    return Accumulator({"v": c.value},
                        {"xs": lambda r: _collect_seq(V.object_entries(r("v")), V.is_object(r("v")))},
-                       _value(value), error)
+                       _value(value), c.error, check=check)
 
 
 # ---------------------------------------------------------------------------------------------

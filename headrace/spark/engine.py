@@ -117,6 +117,7 @@ class Processor:
         self.partitions_fn: Callable[[], list[str]] | None = None
         self.last_checkpoint: str | None = None
         self.positions: dict[str, int] = {}
+        self._stopping = False
         self._sinks: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ source
@@ -221,11 +222,16 @@ class Processor:
         if self.error is not None:
             raise ProcessorFailed(f"processor {self.o.name!r} failed: {self.error}") from self.error
         exc = self.query.exception() if self.query else None
-        if exc is not None and not self.finished.is_set():
+        if exc is not None and not self.finished.is_set() and not self._interrupted(exc):
             raise ProcessorFailed(f"processor {self.o.name!r} failed: {exc}")
         return self.stats()
 
+    def _interrupted(self, exc: Any) -> bool:
+        return self._stopping and "InterruptedException" in str(exc)
+
     def stop(self) -> None:
+        """Stop the query; a micro-batch it interrupts is re-run from the checkpoint next time."""
+        self._stopping = True
         if self.query is not None and self.query.isActive:
             try:
                 self.query.stop()
@@ -270,7 +276,7 @@ class Processor:
         try:
             ended = self._batch(bdf, batch_id)
         except BaseException as exc:  # surfaced by run()
-            if not self.finished.is_set():
+            if not self.finished.is_set() and not self._stopping:
                 self.error = exc
             raise
         else:

@@ -65,7 +65,12 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              .config("spark.sql.execution.arrow.pyspark.enabled", "true")
              .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
              .config("spark.driver.memory", os.environ.get("HEADRACE_DRIVER_MEMORY", "2g"))
+             # deep MQL expression trees and long plan strings need more than the default stack
+             .config("spark.driver.extraJavaOptions", "-Xss32m")
+             .config("spark.executor.extraJavaOptions", "-Xss32m")
              .config("spark.sql.adaptive.enabled", "false")
+             .config("spark.sql.analyzer.maxIterations", "1000")
+             .config("spark.sql.optimizer.maxIterations", "1000")
              .config("spark.python.worker.reuse", "true"))
         spark = b.getOrCreate()
         spark.sparkContext.setLogLevel(os.environ.get("HEADRACE_SPARK_LOG_LEVEL", "ERROR"))

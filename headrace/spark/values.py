@@ -56,7 +56,8 @@ Type tests never cast strings to numbers (a failing cast is slow); they read the
 Deviations (accepted): ``Int64`` values that fit in 32 bits read back as ``int``; object fields
 are stored sorted by name, so object comparison follows sorted field order; ``compare`` and
 ``sort_key`` compare the elements of arrays and documents by value and containers nested deeper
-by their JSON text; field paths traverse arrays and arrays nested one level deeper.
+by their JSON text; field paths (``get_path``, ``set_fields``, ``unset_fields``) traverse
+arrays and arrays nested one level deeper, not deeper.
 """
 from __future__ import annotations
 
@@ -584,7 +585,8 @@ def make_object(pairs: "Iterable[tuple[str, Column]] | Mapping[str, Column] | Co
     return let(m, lambda m: F.when(F.size(m) == 0, _const("_EMPTY_OBJECT")).otherwise(F.to_variant_object(m)))
 
 
-_ARRAY_DEPTH = 1
+_ARRAY_DEPTH = 2  # arrays on a path, and arrays nested one level deeper, are traversed
+_PATH_DEPTH = _ARRAY_DEPTH
 
 
 def _step(x: Column, key: str, depth: int) -> Column:
@@ -613,7 +615,7 @@ def get_path(v: Column, path: str) -> Column:
             return fast
         slow = x
         for k in keys:
-            slow = let(slow, lambda s, k=k: _step(s, k, _ARRAY_DEPTH))
+            slow = let(slow, lambda s, k=k: _step(s, k, _PATH_DEPTH))
         return F.coalesce(fast, slow)
 
     return let(v, body)

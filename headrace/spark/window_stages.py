@@ -8,10 +8,11 @@ already failed (``_err`` not NULL) pass through untouched and take no part in th
 
 - :func:`apply_group`: one row per (window, group); ``doc`` = ``{_id, <field>: <accumulated>}``;
   ``_seq`` = the smallest ``_seq`` of the group (so groups come out in order of first arrival);
-  ``_err`` = the first (by ``_seq``) accumulator expression error among the group's documents,
-  or a per-group error (``n`` not a positive integer, ``$mergeObjects`` of a non-document,
-  decimal overflow). A document whose ``_id`` expression fails joins no group: it is passed on
-  as a failed row (its own ``doc`` and ``_seq``). On group rows, ``_op`` is ``"$group"`` when
+  ``_err`` = the first (by ``_seq``) per-document accumulator error among the group's documents
+  (an expression error, ``$mergeObjects`` of a non-document), else a per-group error (``n`` not
+  a positive integer, decimal overflow), prefixed with ``$group.<field>: ``. A document whose
+  ``_id`` expression fails joins no group: it is passed on as a failed row (its own ``doc`` and
+  ``_seq``, ``_err`` prefixed ``$group._id: ``). On group rows, ``_op`` is ``"$group"`` when
   ``_err`` is set, other extra columns take the value of the group's first document.
   Groups are formed by MQL equality of ``_id`` (``1``, ``1.0`` and ``NumberLong(1)`` are one
   group; missing is null); the output ``_id`` is the first arrival's value.
@@ -66,14 +67,28 @@ def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx])
         (op, arg), = acc.items()
         accs.append((name, f"_a{i}_", ACCUMULATORS[op](arg, ctx.at(f"$group.{name}.{op}"))))
 
-    row_err = first_error(*[a.error for _, _, a in accs])
+    def named(err: Column | None, where: str) -> Column | None:
+        return None if err is None else F.when(err.isNotNull(), F.concat(F.lit(f"$group.{where}: "), err))
+
     cols = [F.col(c) for c in ("_w", "_seq", "doc", *extras)]
     cols += [F.coalesce(gid.value, V.NULL).alias("_gid"),
-             (gid.error if gid.error is not None else F.lit(None).cast("string")).alias("_gerr"),
-             (row_err if row_err is not None else F.lit(None).cast("string")).alias("_rerr")]
-    for _, pre, a in accs:
+             (named(gid.error, "_id") if gid.error is not None else F.lit(None).cast("string")).alias("_gerr")]
+    for name, pre, a in accs:
         cols += [c.alias(pre + n) for n, c in a.inputs.items()]
+        if a.error is not None:
+            cols.append(named(a.error, name).alias(pre + "_error"))
     rows = ok.select(*cols)
+    derived, checks = {}, []
+    for name, pre, a in accs:
+        ref = lambda n, pre=pre: F.col(pre + n)  # noqa: E731
+        derived.update({pre + n: fn(ref) for n, fn in a.derived.items()})
+        if a.error is not None:
+            checks.append(F.col(pre + "_error"))
+        if a.check is not None:
+            checks.append(named(a.check(ref), name))
+    if derived:
+        rows = rows.withColumns(derived)
+    rows = rows.withColumn("_rerr", first_error(*checks) if checks else F.lit(None).cast("string"))
 
     id_failed = None
     if gid.error is not None:
@@ -118,8 +133,7 @@ def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx])
     for name, pre, a in accs:
         values.append((name, F.col(pre + "value")))
         if "error" in a.steps[-1]:
-            e = F.col(pre + "error")
-            errors.append(F.when(e.isNotNull(), F.concat(F.lit(f"$group.{name}: "), e)))
+            errors.append(named(F.col(pre + "error"), name))
     grouped = grouped.withColumn("_ferr", F.coalesce(*errors) if len(errors) > 1 else errors[0])
     out_cols = [F.col("_w"), F.col("_seq"), V.make_object(values).alias("doc"), F.col("_ferr").alias("_err")]
     for c in extras:

@@ -195,7 +195,8 @@ CASES = {
         "averageQuantity": {"$avg": "$quantity"}, "count": {"$sum": 1}}), ("$sort", {"totalSaleAmount": -1})]),
     Case("books", [BOOKS], [("$group", {"_id": "$author", "books": {"$push": "$title"},
                                         "docs": {"$push": "$$ROOT"}})]),
-    # accumulator pages
+  ],
+  "accumulator_docs": [
     Case("sum_avg_min_max", [SALES_INT], [("$group", {
         "_id": {"day": {"$dayOfYear": "$date"}, "year": {"$year": "$date"}},
         "totalAmount": {"$sum": {"$multiply": ["$price", "$quantity"]}}, "count": {"$sum": 1},

@@ -34,11 +34,10 @@ from typing import Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from ...mql.expressions import valid_timezone
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import (
-    CODE, compile_child, found, iso_string, ms_to_ntz, ntz_to_ms, nullish, v_date_ms, v_long,
+    CODE, compile_child, found, ms_to_ntz, ntz_to_ms, nullish, v_date_ms, v_long,
     v_string, with_codes,
 )
 from .types import parse_iso_date_ms
@@ -253,8 +252,7 @@ def date_from_parts(arg: dict, ctx: Ctx) -> Compiled:
         any_null = F.lit(False)
         for c in cs:
             any_null = any_null | nullish(c)
-        errs = [F.when(~any_null & ~tz.is_null() & value(xs, cs).isNull(),
-                       F.lit(f"{op}: the parts do not make a date in range"))]
+        errs = []
         for n, x, c in zip(present, xs, cs):
             errs.append(F.when(~nullish(c) & V.as_integral(x).isNull(),
                                F.concat(F.lit(f"{op}: '{n}' must evaluate to an integer, found "), found(x, c))))
@@ -263,6 +261,8 @@ def date_from_parts(arg: dict, ctx: Ctx) -> Compiled:
                 errs.append(F.when(~nullish(c) & ~V.as_integral(x).between(lo, hi),
                                    F.concat(F.lit(f"{op}: '{n}' must evaluate to an integer in the range {lo} to {hi}, "
                                                   "found "), found(x, c))))
+        errs.append(F.when(~any_null & ~tz.is_null() & value(xs, cs).isNull(),
+                           F.lit(f"{op}: the parts do not make a date in range")))
         return F.coalesce(*errs)
 
     vals = [compiled[n].value for n in present]

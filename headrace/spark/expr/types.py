@@ -27,7 +27,7 @@ from ...mql.expressions import CONVERT_TYPES
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import (
-    CODE, INT_CODES, NUM, compile_args, compile_child, date_ms, dbl, dec, found, is_num, lng, nullish,
+    CODE, INT_CODES, compile_args, compile_child, date_ms, dbl, dec, found, is_num, lng, nullish,
     operands, v_date_ms, v_decimal, v_double, v_long, v_string, with_codes,
 )
 from .strings import coerce_string

@@ -2,8 +2,6 @@
 enclosing scope and visible as ``$$name`` in ``in``."""
 from __future__ import annotations
 
-from typing import Any
-
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import compile_child

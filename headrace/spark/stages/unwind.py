@@ -22,8 +22,9 @@ def apply(df, st, env):
     out = exploded.filter(keep)
     fields = {path: F.when(F.col("_uv").isNotNull(), F.col("_uv")).otherwise(V.get_path(F.col("doc"), path))}
     if index_field:
-        fields[index_field] = F.when(F.col("_ui").isNotNull(), V.to_variant(F.col("_ui").cast("long"))) \
-            .otherwise(V.NULL)
+        # a non-array value unwinds as itself with a null index (MongoDB)
+        fields[index_field] = F.when(F.col("_ui").isNotNull() & V.is_array(v),
+                                     V.to_variant(F.col("_ui").cast("long"))).otherwise(V.NULL)
     is_empty_array = V.is_array(v) & (F.size(V.array_elems(v)) == 0)
     if preserve:
         # an empty array is dropped from the output document when preserved (MongoDB keeps no field)
