@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.set_defaults(func=cmd_explain)
 
     d = sub.add_parser("demo", help="run the main job on embedded defaults (sample_stream_solar -> store)")
-    d.add_argument("--duration", type=float, default=30.0, help="seconds to run (default 30)")
+    d.add_argument("--duration", type=float, default=90.0, help="seconds to run (default 90)")
     d.add_argument("--rate", type=float, default=200.0, help="sample documents per second (default 200)")
     d.add_argument("--home", help="where results go (default ./.headrace)")
     d.set_defaults(func=cmd_demo)

@@ -36,7 +36,7 @@ def run_demo(args: argparse.Namespace) -> int:
           f"store demo.solar_10s, for {args.duration:g} s", flush=True)
     print("starting Spark (local[*]) ...", flush=True)
     started = time.monotonic()
-    proc = Processor(pipeline, RunOptions(name="demo", checkpoint=ckpt, registry=registry, trigger_ms=1000))
+    proc = Processor(pipeline, RunOptions(name="demo", checkpoint=ckpt, registry=registry, trigger_ms=5000))
 
     def progress(p: Processor) -> None:
         s = p.stats()
@@ -53,10 +53,11 @@ def run_demo(args: argparse.Namespace) -> int:
     docs = list(coll.find())
     print(f"\n{len(docs)} window results in {store_path / 'demo.sqlite'} (collection solar_10s); latest windows:")
     print(f"{'window start':<26}{'device':<12}{'avg_watts':>10}{'max_watts':>10}{'readings':>9}")
-    docs.sort(key=lambda d: (d.get("window_start") or ejson.EPOCH, d.get("device_id") or ""))
+    key = lambda d: d.get("_id") if isinstance(d.get("_id"), dict) else {}  # noqa: E731
+    docs.sort(key=lambda d: (key(d).get("window_start") or ejson.EPOCH, str(key(d).get("device_id"))))
     for d in docs[-12:]:
-        ws = d.get("window_start")
-        print(f"{ejson.format_date(ws) if ws else '-':<26}{str(d.get('device_id')):<12}"
+        ws = key(d).get("window_start")
+        print(f"{ejson.format_date(ws) if ws else '-':<26}{str(key(d).get('device_id')):<12}"
               f"{d.get('avg_watts', 0):>10.1f}{d.get('max_watts', 0):>10}{d.get('readings', 0):>9}")
     print(f"\nsummary: input={stats['inputMessageCount']} windows written={len(docs)} "
           f"dlq={stats['dlqMessageCount']} watermark={stats['watermark']}")

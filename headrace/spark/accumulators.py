@@ -216,7 +216,7 @@ def dd_sum(items: Column) -> Column:
 
 
 def welford(xs: Column) -> Column:
-    """``{count, m2}`` after MongoDB's online variance updates over an array of doubles."""
+    """``{n, mean, m2}`` after MongoDB's online variance updates over an array of doubles."""
     init = F.struct(F.lit(0).cast("bigint").alias("n"), F.lit(0.0).alias("mean"), F.lit(0.0).alias("m2"))
 
     def step(st, x):
