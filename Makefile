@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo test test-unit bench clean
+.PHONY: venv demo test test-unit bench bench-stateless clean
 
 venv: $(STAMP)
 
@@ -27,6 +27,9 @@ test-unit: venv
 
 bench: venv
 	$(BIN)/python benchmarks/run.py
+
+bench-stateless: venv
+	$(BIN)/python benchmarks/stateless_bench.py
 
 clean:
 	rm -rf $(VENV) .headrace build *.egg-info

@@ -185,13 +185,13 @@ class Reference:
 # ---------------------------------------------------------------------------------- data sets
 DATASETS = {
     # rate: events per second of event time
-    "solar": {"seed": 42, "devices": 100, "rate": 250.0},
-    "nexmark": {"seed": 7, "rate": 250.0},
+    "solar": {"seed": 42, "devices": 20, "rate": 100.0},
+    "nexmark": {"seed": 7, "rate": 100.0},
 }
 
 
 def dataset_params(name: str, backlog: int, live: int) -> dict:
-    return {"dataset": name, "backlog": backlog, "live": live, **DATASETS[name], "version": 3}
+    return {"dataset": name, "backlog": backlog, "live": live, **DATASETS[name], "version": 4}
 
 
 def _records(params: dict) -> Iterator[dict]:
@@ -220,6 +220,8 @@ def generate(params: dict, out_dir: Path) -> dict:
     ref = Reference()
     ets = array.array("q")
     offsets = array.array("q")
+    passes = bytearray()       # per line: would the pass-through keep it
+
     max_et = None
     backlog_bytes = 0
     tmp = out_dir / ".data.jsonl.tmp"
@@ -232,6 +234,8 @@ def generate(params: dict, out_dir: Path) -> dict:
             offsets.append(pos)
             pos += len(line)
             ets.append(et)
+            passes.append(1 if params["dataset"] == "solar" and doc.get("event_type") == 0 and
+                          doc["obs"]["watts"] >= PASSTHROUGH_MIN_WATTS else 0)
             if i < params["backlog"]:
                 backlog_bytes = pos
                 max_et = et if max_et is None else max(max_et, et)
@@ -241,6 +245,7 @@ def generate(params: dict, out_dir: Path) -> dict:
                     ref.add_nexmark(doc, et)
         offsets.append(pos)
     os.replace(tmp, out_dir / "data.jsonl")
+    (out_dir / "passthrough.bin").write_bytes(bytes(passes))
     with open(out_dir / "et.bin", "wb") as f:
         ets.tofile(f)
     with open(out_dir / "offsets.bin", "wb") as f:

@@ -115,7 +115,10 @@ def main(prof: dict) -> int:
             return 1
     OUT.mkdir(exist_ok=True)
     ds = R.Dataset("solar", prof, ["solar"])
-    ref = ds.meta["reference"]["solar"]
+    lines_n = min(ds.backlog, prof.get("profile_lines", 100_000))
+    nbytes = ds.offs[lines_n]
+    max_et = max(ds.ets[:lines_n])
+    ref = [r for r in ds.meta["reference"]["solar"] if r["we"] + 4_000 <= max_et]
     keys = {(r["ws"], r["k"]) for r in ref}
     results = {}
     for mode in ("driver", "workers"):
@@ -123,7 +126,7 @@ def main(prof: dict) -> int:
         shutil.rmtree(run_dir, ignore_errors=True)
         run_dir.mkdir(parents=True)
         with open(ds.dir / "data.jsonl", "rb") as fi, open(run_dir / "in.jsonl", "wb") as fo:
-            fo.write(fi.read(ds.meta["backlog_bytes"]))
+            fo.write(fi.read(nbytes))
         cfg = {"workload": "solar", "events_file": str(run_dir / "events.jsonl"), "stop_file": str(run_dir / "STOP"),
                "out_dir": str(run_dir / "out"), "checkpoint": str(run_dir / "checkpoint"),
                "home": str(run_dir / "home"), "input_file": str(run_dir / "in.jsonl"),
@@ -183,7 +186,7 @@ def main(prof: dict) -> int:
                                            _driver_pid(results["workers"]["raw"]))
     info = results["workers"]["info"] or d["info"]
     prog = [p for p in info.get("progress", []) if p.get("numInputRows")]
-    lines = [f"# headrace profile: solar backlog ({ds.backlog:,} lines, maxRecordsPerBatch "
+    lines = [f"# headrace profile: solar backlog ({lines_n:,} lines, maxRecordsPerBatch "
              f"{prof['headrace_batch']:,})", "",
              f"Load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; drain time "
              f"{_f(d['drain_s'])} s under py-spy --idle (driver), {_f(results['workers']['drain_s'])} s under "

@@ -93,9 +93,9 @@ def render_table(workload: str, cells: dict[str, list[dict]]) -> str:
     sums = {s: cell_summary(cells[s]) for s in SYSTEMS if s in cells}
     hr = sums.get("headrace")
     lines = [
-        "| system | throughput, events/s | headrace ÷ it | latency p50, ms | latency p99, ms | headrace ÷ it (p50) "
-        "| peak RSS, MB | headrace ÷ it | start-up, s | results vs reference |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| system | throughput, events/s | headrace ÷ it | latency p50, ms | latency p99, ms | samples "
+        "| headrace ÷ it (p50) | peak RSS, MB | headrace ÷ it | start-up, s | results vs reference |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for s in SYSTEMS:
         if s not in sums:
@@ -103,7 +103,7 @@ def render_table(workload: str, cells: dict[str, list[dict]]) -> str:
         c = sums[s]
         if c["errors"] and not c["throughput"]:
             err = c["errors"][0].splitlines()[0][:160] if c["errors"][0] else "?"
-            lines.append(f"| {LABELS[s]} | not run: {err} | | | | | | | | |")
+            lines.append(f"| {LABELS[s]} | not run: {err} | | | | | | | | | |")
             continue
         is_hr = s == "headrace"
         lines.append("| " + " | ".join([
@@ -112,6 +112,7 @@ def render_table(workload: str, cells: dict[str, list[dict]]) -> str:
             "" if is_hr else _ratio(hr and hr["throughput"], c["throughput"]),
             _fmt_s(c["p50_ms"]),
             _fmt_s(c["p99_ms"]),
+            f"{c['samples']:,}" if c["samples"] else "-",
             "" if is_hr else _ratio(hr and hr["p50_ms"], c["p50_ms"]),
             _fmt_s(c["rss_mb"]),
             "" if is_hr else _ratio(hr and hr["rss_mb"], c["rss_mb"]),

@@ -65,13 +65,13 @@ TICK_S = 0.05
 
 # Full and quick settings. backlog: lines drained for throughput; rate: lines/s fed for latency.
 PROFILES = {
-    "full": {"runs": 3, "warmup_s": 3.0, "measure_s": 12.0, "tail_s": 5.0,
-             "backlog": {"solar": 200_000, "nexmark": 200_000},
-             "rate": {"solar": 2_500, "q5": 2_500, "q7": 2_500, "passthrough": 2_500},
+    "full": {"runs": 3, "latency_runs": 1, "warmup_s": 5.0, "measure_s": 25.0, "tail_s": 25.0,
+             "backlog": {"solar": 40_000, "nexmark": 40_000},
+             "rate": {"solar": 500, "q5": 500, "q7": 500, "passthrough": 500},
              "headrace_batch": 100_000, "backlog_timeout_s": 900},
-    "quick": {"runs": 1, "warmup_s": 2.0, "measure_s": 5.0, "tail_s": 4.0,
-              "backlog": {"solar": 10_000, "nexmark": 10_000},
-              "rate": {"solar": 2_000, "q5": 2_000, "q7": 2_000, "passthrough": 2_000},
+    "quick": {"runs": 1, "latency_runs": 1, "warmup_s": 2.0, "measure_s": 6.0, "tail_s": 15.0,
+              "backlog": {"solar": 4_000, "nexmark": 4_000},
+              "rate": {"solar": 500, "q5": 500, "q7": 500, "passthrough": 500},
               "headrace_batch": 100_000, "backlog_timeout_s": 300},
 }
 
@@ -257,6 +257,7 @@ class EventTail:
         self.ready: float | None = None
         self.end: dict | None = None
         self.win_first: dict[Any, float] = {}     # result key -> first written time
+        self.windows_done: set[int] = set()       # window starts with at least one result
         self.rows: list[dict] = []
         self.pt_backlog = 0
         self.pt_backlog_done: float | None = None
@@ -294,6 +295,7 @@ class EventTail:
                         self.rows.append(r)
                         k = (r["ws"], r.get("k")) if workload == "solar" else r["ws"]
                         self.win_first.setdefault(k, e["t"])
+                        self.windows_done.add(r["ws"])
 
 
 # ---------------------------------------------------------------------------------- one run
@@ -316,6 +318,7 @@ class Dataset:
         base = self.offs[self.backlog]
         self.live_lines = [blob[self.offs[i] - base:self.offs[i + 1] - base]
                            for i in range(self.backlog, len(self.offs) - 1)]
+        self.passes = (self.dir / "passthrough.bin").read_bytes()
         live_ets = self.ets[self.backlog:]
         self.prefix_max = array.array("q")
         m = self.meta["backlog_max_et"]
@@ -416,10 +419,10 @@ def run_once(system: str, wl: str, idx: int, ds: Dataset, prof: dict, py: str, q
         if drained is not None:
             res["drain_s"] = round(drained - tail.ready, 3)
             res["throughput"] = ds.backlog / max(1e-6, drained - tail.ready)
-            res["rss_backlog_mb"] = round(mem.peak / 2**20)
+            res["rss_mb"] = round(mem.peak / 2**20)     # peak while draining the backlog
             log(f"  {system} {wl} #{idx}: backlog drained in {res['drain_s']:.1f} s "
                 f"({res['throughput']:,.0f} events/s), start-up {res.get('startup_s')} s")
-        if error is None:
+        if error is None and idx <= prof["latency_runs"]:
             feed = feed_live(ds, prof, wl, mode, input_file, input_dir, tail, alive)
             res.update(latency(ds, prof, wl, tail, feed))
             if not alive():
@@ -442,7 +445,8 @@ def run_once(system: str, wl: str, idx: int, ds: Dataset, prof: dict, py: str, q
         mem.stop()
         logf.close()
     tail.poll(wl, pt_expected)
-    res["rss_mb"] = round(mem.peak / 2**20)
+    res["rss_run_mb"] = round(mem.peak / 2**20)     # peak over the whole run
+    res.setdefault("rss_mb", res["rss_run_mb"])
     if ref is not None:
         res["check"] = gen.compare(wl, ref, tail.rows)
     elif pt_expected is not None:
@@ -506,13 +510,45 @@ def feed_live(ds: Dataset, prof: dict, wl: str, mode: str, input_file: Path | No
     if f is not None:
         f.close()
     t_end = time.time()
+    feed = {"t0": t0, "t_measure": t0 + prof["warmup_s"], "t_end": t_end, "starts": starts, "times": times,
+            "fed": fed, "rate": rate}
+    # wait (at most tail_s) for the results of everything fed
     deadline = t_end + prof["tail_s"]
+    if wl == "passthrough":
+        want = sum(ds.passes[ds.backlog:ds.backlog + fed])
+        done = lambda: len(tail.pt_lat) >= want  # noqa: E731
+    else:
+        wins = [ws for ws, _ in measured_windows(ds, wl, feed)]
+        done = lambda: all(ws in tail.windows_done for ws in wins)  # noqa: E731
     while time.time() < deadline and alive():
         tail.poll(wl)
+        if done():
+            break
         time.sleep(0.05)
+    time.sleep(0.3)
     tail.poll(wl)
-    return {"t0": t0, "t_measure": t0 + prof["warmup_s"], "t_end": t_end, "starts": starts, "times": times,
-            "fed": fed, "rate": rate}
+    return feed
+
+
+def measured_windows(ds: Dataset, wl: str, feed: dict) -> list[tuple[int, float]]:
+    """(window start, visible time of the line that lets it close) of the windows the live lines
+    fed during the measured period close."""
+    size, hop = gen.WINDOW_MS, (gen.HOP_MS if wl == "q5" else gen.WINDOW_MS)
+    bmax = ds.meta["backlog_max_et"]
+    ws = ((bmax - gen.LATENESS_MS - size) // hop) * hop
+    out = []
+    while True:
+        close_at = ws + size + gen.LATENESS_MS
+        if close_at > bmax:
+            j = ds.trigger_index(close_at)
+            if j is None or j >= feed["fed"]:
+                break
+            g = bisect.bisect_right(feed["starts"], j) - 1
+            visible = feed["times"][g]
+            if feed["t_measure"] <= visible <= feed["t_end"]:
+                out.append((ws, visible))
+        ws += hop
+    return out
 
 
 def latency(ds: Dataset, prof: dict, wl: str, tail: EventTail, feed: dict) -> dict:
@@ -524,29 +560,15 @@ def latency(ds: Dataset, prof: dict, wl: str, tail: EventTail, feed: dict) -> di
         lat = [x for (t, x) in tail.pt_lat if t - x >= feed["t_measure"]]
         expected_rows = None
     else:
-        size, hop = gen.WINDOW_MS, (gen.HOP_MS if wl == "q5" else gen.WINDOW_MS)
-        bmax = ds.meta["backlog_max_et"]
-        first = ((bmax - gen.LATENESS_MS - size) // hop) * hop
-        ws = first
-        # the windows closed by live lines fed in the measured period
         by_window: dict[int, float] = {}
         for k, t in tail.win_first.items():
             w = k[0] if isinstance(k, tuple) else k
             by_window[w] = max(by_window.get(w, 0.0), t)
-        while True:
-            close_at = ws + size + gen.LATENESS_MS
-            if close_at > bmax:
-                j = ds.trigger_index(close_at)
-                if j is None or j >= feed["fed"]:
-                    break
-                g = bisect.bisect_right(feed["starts"], j) - 1
-                visible = feed["times"][g]
-                if feed["t_measure"] <= visible <= feed["t_end"]:
-                    if ws in by_window:
-                        lat.append(by_window[ws] - visible)
-                    else:
-                        missing += 1
-            ws += hop
+        for ws, visible in measured_windows(ds, wl, feed):
+            if ws in by_window:
+                lat.append(by_window[ws] - visible)
+            else:
+                missing += 1
     out["latency_samples"] = len(lat)
     out["latency_missing"] = missing
     if lat:
@@ -668,7 +690,7 @@ def main(argv: list[str] | None = None) -> int:
                 cell.append(r)
                 if r.get("p50_ms") is not None:
                     log(f"  {s} {wl} #{idx}: latency p50 {r['p50_ms']} ms p99 {r['p99_ms']} ms "
-                        f"({r['latency_samples']} samples, {r['latency_missing']} missing), peak RSS {r['rss_mb']} MB")
+                        f"({r['latency_samples']} samples, {r['latency_missing']} missing), peak RSS {r['rss_run_mb']} MB")
     elapsed = time.time() - t_start
     load_end = " ".join(f"{x:.2f}" for x in os.getloadavg())
     log(f"all runs done in {elapsed / 60:.1f} min; load average now {load_end}")

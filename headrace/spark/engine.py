@@ -118,6 +118,7 @@ class Processor:
         self.last_checkpoint: str | None = None
         self.positions: dict[str, int] = {}
         self._stopping = False
+        self._time_field = None   # the compiled $source.timeField, built at the first batch
         self._sinks: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ source
@@ -312,17 +313,23 @@ class Processor:
                                             F.coalesce(F.col("error"), F.lit("Input is not valid JSON"))))
         src = src.withColumn("_op", F.when(F.col("_err").isNotNull(), F.lit("$source")).cast("string"))
         if s.time_field is not None:
-            from .expr import compile_expression
+            if self._time_field is None:  # compiled once: building big Column trees costs py4j calls
+                from .expr import compile_expression
 
-            c = compile_expression(s.time_field, env.ctx(where="$source.timeField"))
-            et = V.as_timestamp(c.value)
-            terr = F.coalesce(c.error, F.when(et.isNull(), F.concat(
-                F.lit("$source.timeField did not evaluate to a date; found "), V.type_name(c.value))))
-            terr = F.concat(F.lit("timeField: "), terr) if c.error is not None else terr
+                self._time_field = compile_expression(s.time_field, env.ctx(where="$source.timeField"))
+            c = self._time_field
+            # the value (and error) once per row, as columns the checks below read
+            src = src.withColumns({"_tv": c.value, "_tve": c.error if c.error is not None
+                                   else F.lit(None).cast("string")})
+            tv = F.col("_tv")
+            et = V.as_timestamp(tv)
+            not_date = F.when(et.isNull(), F.concat(
+                F.lit("$source.timeField did not evaluate to a date; found "), V.type_name(tv)))
+            terr = F.coalesce(F.concat(F.lit("timeField: "), F.col("_tve")), not_date)
             ok = F.col("_err").isNull() & (F.col("kind") == DATA)
             src = src.withColumns({"_et": F.when(ok, et),
                                    "_op": F.when(ok & terr.isNotNull(), F.lit("$source")).otherwise(F.col("_op")),
-                                   "_err": F.when(ok, terr).otherwise(F.col("_err"))})
+                                   "_err": F.when(ok, terr).otherwise(F.col("_err"))}).drop("_tv", "_tve")
         else:
             src = src.withColumn("_et", F.col("source_ts"))
         good = F.col("_err").isNull() & (F.col("kind") == DATA)

@@ -1,0 +1,29 @@
+"""Spark's Python worker daemon (``spark.python.daemon.module``), importing pyspark from the
+installed package instead of Spark's ``pyspark.zip``.
+
+Spark puts ``.../pyspark/python/lib/pyspark.zip`` (and py4j's zip) first on every worker's
+path; modules imported from a zip are compiled from source in each new process (no bytecode
+cache), about a second per data-source planning or reading process. When the same pyspark is
+installed beside it (the zip lives inside that package), the zips are dropped and
+``pyspark.daemon`` runs unchanged.
+"""
+import os
+import runpy
+import sys
+
+
+def _drop_spark_zips() -> None:
+    keep = []
+    for p in sys.path:
+        marker = os.sep + os.path.join("pyspark", "python", "lib") + os.sep
+        if p.endswith(".zip") and marker in p:
+            site = p.split(marker)[0]
+            if site in sys.path or os.path.realpath(site) in map(os.path.realpath, sys.path):
+                continue
+        keep.append(p)
+    sys.path[:] = keep
+
+
+if __name__ == "__main__":
+    _drop_spark_zips()
+    runpy.run_module("pyspark.daemon", run_name="__main__", alter_sys=True)
