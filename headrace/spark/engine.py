@@ -164,6 +164,8 @@ class Processor:
             self.partitions_fn = lambda positions: watermark_partitions(home, s.stream, positions)
             self.partitions = self.partitions_fn({})
             r = spark.readStream.format("headrace_stream").option("home", home).option("stream", s.stream)
+            if self._needs_ticks():
+                r = r.option("tickMs", "1000")
             for k, v in s.config.items():
                 r = r.option(k, str(v))
             return r.load()

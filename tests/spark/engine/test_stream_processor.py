@@ -56,3 +56,27 @@ def test_processor_reads_across_resharding(spark, tmp_path):
     listed = {p["partition"] for p in stats["partitions"]}
     closed = {x.id for x in s.meta().shards.values() if not x.open}
     assert open_now <= listed and len(closed) == 3
+
+
+def test_idle_timeout_closes_a_window_on_a_quiet_stream(spark, tmp_path):
+    """No record arrives after the first batch: the stream source's clock ticks alone move the
+    processing clock past last arrival + idleTimeout, and the open window is emitted."""
+    home = tmp_path / "home"
+    create_stream(home, "quiet", 2)
+    s = Stream(home, "quiet")
+    s.put_many([(f"k{i}", {"k": f"k{i}", "t": f"2024-05-01T12:00:0{i}Z"}) for i in range(4)])
+
+    from headrace.spark.engine import Processor, RunOptions
+    from headrace.spec import parse_pipeline
+
+    outputs: list = []
+    pipe = [{"$source": {"connectionName": "stream", "stream": "quiet", "timeField": {"$toDate": "$t"}}},
+            {"$tumblingWindow": {"interval": {"size": 10, "unit": "second"},
+                                 "idleTimeout": {"size": 2, "unit": "second"},
+                                 "pipeline": [{"$group": {"_id": None, "n": {"$count": {}}}}]}}]
+    proc = Processor(parse_pipeline(pipe), RunOptions(name="q", checkpoint=tmp_path / "ck",
+                                                      registry=load_registry(None, home),
+                                                      on_output=outputs.extend))
+    stats = proc.run(limit=1, duration_s=120)
+    assert [d["n"] for d in outputs] == [4], stats
+    assert stats["inputMessageCount"] == 4 and stats["batches"] >= 2

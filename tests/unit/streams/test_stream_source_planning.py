@@ -102,3 +102,34 @@ def test_watermark_partitions_follow_the_offsets(home):
     assert watermark_partitions(home, "s", o) == sorted(["shard-000000", "shard-000001", a, b])
     o = r.latestOffset(o, ReadAllAvailable())
     assert watermark_partitions(home, "s", o) == sorted(["shard-000001", a, b])
+
+
+def test_idle_ticks(home):
+    """With tickMs, an idle stream yields a clock-tick batch per tickMs; data batches carry the
+    last tick unchanged and hold no tick row."""
+    import time
+
+    from headrace.spark.sources import TICK
+
+    s = create_stream(home, "s", 2)
+    r = _reader(home, tickMs="5")
+    start = r.initialOffset()
+    t1 = r.latestOffset(start, ReadAllAvailable())          # idle: a tick
+    assert set(t1) == {"shard-000000", "shard-000001", "~tick"} and list(t1) == sorted(t1)
+    (p,) = r.partitions(start, t1)
+    (row,) = list(r.read(p))
+    assert row[6] == TICK and row[0] == "shard-000000" and row[3] is None and row[4] is None
+    time.sleep(0.02)
+    t2 = r.latestOffset(t1, ReadAllAvailable())
+    assert t2["~tick"] > t1["~tick"]
+    s.put_many([("k1", {"i": 1}), ("k2", {"i": 2})])
+    d = r.latestOffset(t2, ReadAllAvailable())               # data: the tick does not move
+    assert d["~tick"] == t2["~tick"] and sum(v for k, v in d.items() if k != "~tick") == 2
+    rows = _rows(r, t2, d)
+    assert len(rows) == 2 and all(x[6] == 0 for x in rows)
+    # without tickMs no tick key ever appears
+    plain = _reader(home)
+    assert "~tick" not in plain.latestOffset(plain.initialOffset(), ReadAllAvailable())
+    with pytest.raises(StreamError) as ei:
+        _reader(home, tickMs="-1")
+    assert ei.value.code == "SOURCE_OPTION"
