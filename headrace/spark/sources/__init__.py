@@ -11,3 +11,11 @@ SOURCE_SCHEMA = ("partition string, offset bigint, arrival timestamp, raw string
                  "kind tinyint, source_ts timestamp, key string")
 
 DATA, TICK, END = 0, 1, 2
+
+
+def tick_row(partition: str) -> tuple:
+    """A clock-tick row of :data:`SOURCE_SCHEMA` for ``partition``, arriving now."""
+    import datetime as _dt
+
+    now = _dt.datetime.now(_dt.timezone.utc)
+    return (partition, -1, now, None, None, None, TICK, now, None)

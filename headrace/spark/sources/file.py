@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from ...spec import defaults
-from . import DATA, SOURCE_SCHEMA, TICK
+from . import DATA, SOURCE_SCHEMA, tick_row
 
 
 class FileDataSource(DataSource):
@@ -80,10 +80,10 @@ class FileReader(DataSourceStreamReader):
         from ..docs import parse_text
 
         path, lo, hi, byte = partition.value
-        now = _dt.datetime.now(_dt.timezone.utc)
         if hi == lo:
-            yield ("0", -1, now, None, None, None, TICK, now, None)
+            yield tick_row("0")
             return
+        now = _dt.datetime.now(_dt.timezone.utc)
         with open(path, "rb") as f:
             f.seek(byte)
             for i in range(lo, hi):

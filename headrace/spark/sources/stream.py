@@ -137,7 +137,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         avail = {k: v for k, v in avail.items() if v > 0}
         total = sum(avail.values())
         if isinstance(limit, ReadMinRows) and total < limit.min_rows:
-            return dict(sorted({**pos, **({TICK_KEY: tick} if tick is not None else {})}.items()))
+            return _offset(pos, tick)
         if isinstance(limit, ReadMaxRows) and total > limit.max_rows:
             take = _share(avail, limit.max_rows)
         else:
@@ -151,9 +151,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 import time
 
                 tick = max(tick or 0, int(time.time() * 1000) // self.tick_ms)
-            if tick is not None:
-                end[TICK_KEY] = tick
-        return dict(sorted(end.items()))
+        return _offset(end, tick)
 
     def reportLatestOffset(self) -> dict:
         return dict(sorted(_ends(self._stream, self._stream.meta()).items()))
@@ -172,11 +170,10 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: "ShardRange | TickRange") -> Iterator[tuple]:
         from ..docs import parse_text
-        from . import TICK
+        from . import tick_row
 
         if isinstance(partition, TickRange):
-            now = _dt.datetime.now(_dt.timezone.utc)
-            yield (partition.partition, -1, now, None, None, None, TICK, now, None)
+            yield tick_row(partition.partition)
             return
 
         stream = Stream(partition.home, partition.stream)
@@ -193,6 +190,12 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def stop(self) -> None:
         self._stream.close()
+
+
+def _offset(pos: dict[str, int], tick: int | None) -> dict:
+    """An offset: shard positions, plus the last tick when there is one, keys sorted."""
+    out = dict(pos) if tick is None else {**pos, TICK_KEY: tick}
+    return dict(sorted(out.items()))
 
 
 def _share(avail: dict[str, int], budget: int) -> dict[str, int]:
