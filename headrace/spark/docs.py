@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import json
+import re
 import struct
 from typing import Any
 
@@ -166,3 +167,24 @@ def _restore(x: Any) -> Any:
     if isinstance(x, bytearray):
         return bytes(x)
     return x
+
+
+# Text the JVM cannot read as MQL would: Extended JSON wrappers ("$date"...), NaN/Infinity,
+# integers too long for 64 bits (parse_json would make them decimals).
+_NEEDS_PYTHON = re.compile(r'"\$|NaN|Infinity|\d{19}')
+
+
+def parse_in_reader(text: "str | bytes | None") -> tuple[VariantVal | None, str | None]:
+    """What a source reader yields for one record's text: ``(None, None)`` when the JVM parses it
+    (plain JSON: :mod:`headrace.spark.runtime.parse`), else :func:`parse_text`'s answer."""
+    if text is None:
+        return parse_text(text)
+    s = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    if _NEEDS_PYTHON.search(s) is None:
+        return None, None
+    return parse_text(text)
+
+
+def parse_error(text: "str | bytes | None") -> str:
+    """The reason a record's text is not a document (for a DLQ entry)."""
+    return parse_text(text)[1] or "Input is not valid JSON"

@@ -25,7 +25,6 @@ so output is the same as an uninterrupted run.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import math
 import os
@@ -43,10 +42,9 @@ from .. import ejson
 from ..connections import Registry
 from ..errors import HeadraceError
 from ..spec import defaults
-from ..spec.model import EmitSpec, MergeIntoSpec, Pipeline, WindowSpec
-from ..timing import PLUS_INF, TimeState, idle_timer_due, last_window_end, window_starts
+from ..spec.model import Pipeline, WindowSpec
+from ..timing import PLUS_INF, TimeState, idle_timer_due, last_window_end
 from . import values as V
-from .docs import from_variant
 from .sources import DATA, END
 from .stages import Env, apply_stages
 
@@ -77,21 +75,6 @@ def _ms(col: Column) -> Column:
 
 def _ts(ms: int) -> _dt.datetime:
     return ejson.millis_to_datetime(ms)
-
-
-def _oid(seed: str, when_ms: int) -> ejson.ObjectId:
-    """A deterministic ObjectId: the time part from ``when_ms``, the rest from a hash of ``seed``."""
-    secs = max(0, min(int(when_ms // 1000), 2**32 - 1))
-    return ejson.ObjectId(secs.to_bytes(4, "big") + hashlib.sha1(seed.encode()).digest()[:8])
-
-
-def _path_value(doc: Any, path: str) -> Any:
-    cur = doc
-    for part in path.split("."):
-        if not isinstance(cur, dict) or part not in cur:
-            return None
-        cur = cur[part]
-    return cur
 
 
 class Processor:
@@ -311,8 +294,11 @@ class Processor:
         s = self.p.source
         env = self._ctx_env(self._source_meta())
 
+        from .runtime.parse import NOT_JSON, parse
+
+        bdf = parse(bdf, F.col("kind") == DATA)
         src = bdf.withColumn("_err", F.when((F.col("kind") == DATA) & F.col("doc").isNull(),
-                                            F.coalesce(F.col("error"), F.lit("Input is not valid JSON"))))
+                                            F.coalesce(F.col("error"), F.lit(NOT_JSON))))
         src = src.withColumn("_op", F.when(F.col("_err").isNotNull(), F.lit("$source")).cast("string"))
         if s.time_field is not None:
             if self._time_field is None:  # compiled once: building big Column trees costs py4j calls
@@ -367,13 +353,11 @@ class Processor:
         counters["input"] += n_in
         counters["inputBytes"] += sum(r["bytes"] or 0 for r in stats)
         counters["batches"] += 1
-        outputs: list[dict] = []
-        dlq: list[dict] = []
         w = self.w
         windows = dict(meta["windows"])      # "start|end|key" -> count, open windows holding docs
         sessions = {k: [list(x) for x in v] for k, v in meta["sessions"].items()}  # key -> [[first,last]]
         files = list(meta["files"])           # [[batch, max_et, max_arr, path]]
-        ctx = _BatchCtx(self, src.sparkSession, batch_id, now, windows, sessions, files, outputs, dlq, counters)
+        ctx = _BatchCtx(self, src.sparkSession, batch_id, now, windows, sessions, files)
 
         if w is not None:
             ctx.fire_timers(ts, strict=True)
@@ -384,8 +368,7 @@ class Processor:
         data = src.filter(F.col("kind") == DATA)
         work = apply_stages(data, self.p.before, env)
         if w is None:
-            rows = work.select("partition", "offset", "_arr", "doc", "raw", "_err", "_op").collect()
-            ctx.collect_rows(rows, window=None)
+            ctx.add_rows(work)
         else:
             ctx.add_to_windows(work, w_prev, ts)
 
@@ -404,11 +387,13 @@ class Processor:
             elif ended:
                 ctx.close_processing(PLUS_INF)
             ctx.gc(ts)
-        jsonl_size = self._write(ctx, meta.get("jsonl_size"))
+        res = self._write(ctx, meta.get("jsonl_size"))
         if self.o.fault:
             self.o.fault(batch_id, "after_sink")
-        counters["output"] += len(outputs)
-        counters["dlq"] += len(dlq)
+        counters["output"] += res["output"]
+        counters["dlq"] += res["dlq"]
+        counters["late"] += res["late"]
+        jsonl_size = res["jsonl_size"]
         new_meta = {"time": ts.to_json(), "windows": windows, "sessions": sessions, "files": ctx.files,
                     "counters": counters, "jsonl_size": jsonl_size, "positions": positions,
                     "holdingBack": ts.holding_back(now, pit)}
@@ -420,62 +405,31 @@ class Processor:
             self.holding_back = new_meta["holdingBack"]
         if self.o.on_batch:
             self.o.on_batch(batch_id, ts.clock, ts.watermark)
-        if self.o.on_dlq and dlq:
-            self.o.on_dlq(dlq)
-        if self.o.on_output and outputs:
-            self.o.on_output(outputs)
+        if self.o.on_dlq and res.get("dlqDocs"):
+            self.o.on_dlq(res["dlqDocs"])
+        if self.o.on_output and res.get("outputs"):
+            self.o.on_output(res["outputs"])
         return ended
 
     # ------------------------------------------------------------------ sinks
-    def _write(self, ctx: "_BatchCtx", jsonl_size: int | None) -> int | None:
-        sink = self.p.sink
-        if ctx.dlq and self.p.options.dlq:
-            d = self.p.options.dlq
-            from ..collections import open_collection
-            from ..store.base import MergeSpec
+    def _write(self, ctx: "_BatchCtx", jsonl_size: int | None) -> dict:
+        """Write the batch's outputs and DLQ entries from an executor (:mod:`.runtime.sinks`)."""
+        from .runtime.records import BatchInfo
+        from .runtime.sinks import SinkPlan, write_batch
 
-            res = open_collection(self.o.registry, d.connection_name, d.db, d.coll).merge_many(
-                ctx.dlq, MergeSpec(on=("_id",), when_matched="replace"))
-            if res.errors:
-                raise ProcessorFailed(f"cannot write to the DLQ {d.db}.{d.coll}: {res.errors[0][1]}")
-        if sink is None or not ctx.outputs:
-            return jsonl_size
-        if isinstance(sink, EmitSpec) and sink.path:
-            path = Path(sink.path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "a+b") as f:
-                if jsonl_size is not None:
-                    f.truncate(jsonl_size)
-                f.seek(0, os.SEEK_END)
-                for d in ctx.outputs:
-                    f.write((ejson.dumps(d) + "\n").encode())
-                f.flush()
-                os.fsync(f.fileno())
-                return f.tell()
-        from ..collections import open_collection
-        from ..store.base import MergeSpec
-
-        if isinstance(sink, MergeIntoSpec):
-            spec = MergeSpec(on=sink.on, when_matched=sink.when_matched, when_not_matched=sink.when_not_matched)
-            coll = open_collection(self.o.registry, sink.connection_name, str(sink.db), str(sink.coll))
-            op = "$merge"
-        else:
-            spec = MergeSpec(on=("_id",), when_matched="replace")
-            coll = open_collection(self.o.registry, sink.connection_name, sink.db, sink.coll)  # type: ignore[arg-type]
-            op = "$emit"
-        res = coll.merge_many(ctx.outputs, spec)
-        if res.errors:
-            failed = {i for i, _ in res.errors}
-            for i, reason in res.errors:
-                ctx.dlq_doc(ctx.outputs[i], reason, op, ctx.outputs[i].get("_stream_meta", {}).get("source"))
-            ctx.outputs[:] = [d for i, d in enumerate(ctx.outputs) if i not in failed]
-            if self.p.options.dlq:
-                d = self.p.options.dlq
-                from ..collections import open_collection as oc
-
-                oc(self.o.registry, d.connection_name, d.db, d.coll).merge_many(
-                    ctx.dlq, MergeSpec(on=("_id",), when_matched="replace"))
-        return jsonl_size
+        collect = bool(self.o.on_output or self.o.on_dlq)
+        if not ctx.pieces:
+            return {"output": 0, "dlq": 0, "late": 0, "jsonl_size": jsonl_size}
+        info = BatchInfo(name=self.o.name, source_type=self.source_type, multi_partition=len(self.partitions) > 1,
+                         now=ctx.now, stream_meta=self.p.options.stream_meta, add_ids=self.p.sink is not None)
+        plan = SinkPlan(self.o.registry, self.p.sink, self.p.options.dlq)
+        records = ctx.pieces[0]
+        for piece in ctx.pieces[1:]:
+            records = records.unionByName(piece)
+        res = write_batch(records, plan, info, jsonl_size, collect)
+        if res.get("error"):
+            raise ProcessorFailed(f"processor {self.o.name!r}: {res['error']}")
+        return res
 
     # ------------------------------------------------------------------ stats
     def stats(self, verbose: bool = False) -> dict:
@@ -527,72 +481,35 @@ def _pct(values: list[float], p: float) -> float | None:
 
 
 class _BatchCtx:
-    """One micro-batch's working set: window registry, outputs and DLQ entries."""
+    """One micro-batch's working set: the window registry and what the batch writes.
+
+    What the batch writes accumulates as frames of record rows (``pieces``, see
+    :mod:`.runtime.records`), written in one job at the end of the batch; nothing is collected.
+    """
 
     def __init__(self, proc: Processor, spark, batch_id: int, now: int, windows: dict, sessions: dict,
-                 files: list, outputs: list, dlq: list, counters: dict):
+                 files: list):
         self.proc, self.spark, self.batch_id, self.now = proc, spark, batch_id, now
         self.windows, self.sessions, self.files = windows, sessions, files
-        self.outputs, self.dlq, self.counters = outputs, dlq, counters
+        self.pieces: list[DataFrame] = []
         self.w: WindowSpec = proc.w  # type: ignore[assignment]
         self.name = proc.o.name
 
     # ---------------------------------------------------------------- records
-    def source_meta(self, partition: str | None, offset: int | None) -> dict:
-        m: dict[str, Any] = {"type": self.proc.source_type}
-        if self.proc.source_type == "stream" or len(self.proc.partitions) > 1:
-            m["partition"] = partition
-            if offset is not None and offset >= 0:
-                m["offset"] = offset
-        return m
+    def _piece(self, df: DataFrame, cols: dict[str, Column]) -> None:
+        """Add rows to what the batch writes: ``cols`` over ``df``, the rest NULL, in order of step."""
+        from .runtime.records import RECORD_SCHEMA
 
-    def dlq_doc(self, doc: Any, reason: str, op: str, source: dict | None, missed: list[int] | None = None,
-                seed: str | None = None) -> None:
-        d: dict[str, Any] = {
-            "_stream_meta": {"source": source or {"type": self.proc.source_type}},
-            "errInfo": {"reason": reason},
-            "operatorName": op,
-            "doc": doc,
-            "processorName": self.name,
-            "dlqTime": _ts(min(self.now, PLUS_INF - 1)),
-        }
-        if missed is not None:
-            d["missedWindowStartTimes"] = [_ts(x) for x in missed]
-        d["_id"] = _oid(f"{self.name}|dlq|{seed or ejson.dumps(d['doc'])}|{op}", self.now)
-        self.dlq.append(d)
+        types = dict(c.split(" ", 1) for c in RECORD_SCHEMA.split(", "))
+        cols = {"_ph": F.lit(len(self.pieces)), **cols}
+        self.pieces.append(df.select(*[(cols[c] if c in cols else F.lit(None)).cast(t).alias(c)
+                                       for c, t in types.items()]))
 
-    def _raw_or_doc(self, doc_v: Any, raw: str | None) -> Any:
-        if doc_v is not None:
-            return from_variant(doc_v)
-        return raw
-
-    def collect_rows(self, rows: list, window: tuple[int, int, str] | None) -> None:
-        """Turn collected rows into outputs (with ``_stream_meta``) and DLQ entries."""
-        sm = self.proc.p.options.stream_meta
-        ordinal: dict[Any, int] = {}
-        for r in rows:
-            r = r.asDict() if hasattr(r, "asDict") else r
-            src = self.source_meta(r["partition"], r["offset"]) if window is None else None
-            if r["_err"] is not None:
-                doc = self._raw_or_doc(r["doc"], r.get("raw"))
-                seed = f"{r['partition']}|{r['offset']}" if window is None else f"w|{window}|{r['_seq']}"
-                self.dlq_doc(doc, r["_err"], r["_op"] or "unknown", src, seed=seed)
-                continue
-            doc = from_variant(r["doc"])
-            if not isinstance(doc, dict):
-                continue
-            key = (r["partition"], r["offset"]) if window is None else window
-            k = ordinal[key] = ordinal.get(key, -1) + 1
-            meta: dict[str, Any] = {"source": src or {"type": self.proc.source_type}}
-            if window is not None:
-                meta["window"] = {"start": _ts(window[0]), "end": _ts(window[1])}
-            if sm:
-                doc["_stream_meta"] = {**doc.get("_stream_meta", {}), **meta} \
-                    if isinstance(doc.get("_stream_meta"), dict) else meta
-            if "_id" not in doc and self.proc.p.sink is not None:
-                when = r["_arr"] if window is None else window[1]
-                doc = {"_id": _oid(f"{self.name}|{key}|{k}", when), **doc}
-            self.outputs.append(doc)
+    def add_rows(self, df: DataFrame) -> None:
+        """Stage outputs and failures (outside windows), in the batch's row order."""
+        self._piece(df, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
+                         "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),
+                         "raw": F.col("raw"), "_err": F.col("_err"), "_op": F.col("_op")})
 
     # ---------------------------------------------------------------- windows
     def _wkey(self, start: int, end: int, key: str) -> str:
@@ -600,9 +517,7 @@ class _BatchCtx:
 
     def add_to_windows(self, work: DataFrame, w_prev: int | None, ts: TimeState) -> None:
         w = self.w
-        bad = work.filter(F.col("_err").isNotNull()).select("partition", "offset", "_arr", "doc", "raw", "_err",
-                                                           "_op").collect()
-        self.collect_rows(bad, window=None)
+        self.add_rows(work.filter(F.col("_err").isNotNull()))
         good = work.filter(F.col("_err").isNull())
         proc_time = w.boundary == "processingTime"
         t = F.col("_arr") if proc_time else F.col("_et")
@@ -637,15 +552,10 @@ class _BatchCtx:
                 good = good.withColumn("_late", last_end <= F.lit(w_prev - lat))
                 late = good.filter("_late")
             if late is not None:
-                for r in late.select("partition", "offset", "doc", "_t", "_seq").collect():
-                    if w.kind == "session":
-                        missed = [r["_t"]]
-                    else:
-                        missed = window_starts(r["_t"], w.interval.ms, (w.hop or w.interval).ms, w.offset_ms)
-                    self.counters["late"] += 1
-                    self.dlq_doc(from_variant(r["doc"]), defaults.LATE_REASON, w.name,
-                                 self.source_meta(r["partition"], r["offset"]), missed,
-                                 seed=f"{r['partition']}|{r['offset']}")
+                missed = F.array(F.col("_t")) if w.kind == "session" else self._starts_col(F.col("_t"))
+                self._piece(late, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
+                                   "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),
+                                   "_op": F.lit(w.name), "_missed": missed})
                 good = good.filter(~F.col("_late")) if w.kind != "session" else \
                     good.filter(~F.col("_seq").isin(list(late_seqs)))
         keep = good.select("partition", F.col("offset").cast("long").alias("offset"),
@@ -772,17 +682,10 @@ class _BatchCtx:
             F.col("_seq"), F.col("doc"), F.lit(None).cast("string").alias("_err"),
             F.lit(None).cast("string").alias("_op"), F.col("_ws"), F.col("_we"), F.col("_key"))
         out = run_window_pipeline(framed, w, self.proc.p.after)
-        rows = out.select(F.col("_w.start").alias("ws"), F.col("_w.end").alias("we"), F.col("_w.key").alias("wk"),
-                          "_seq", "doc", "_err", "_op").collect()
-        by_window: dict[tuple[int, int, str], list] = {}
-        for r in rows:
-            key = (ejson.datetime_to_millis(r["ws"]), ejson.datetime_to_millis(r["we"]), r["wk"])
-            by_window.setdefault(key, []).append(r)
-        for key in sorted(by_window, key=lambda x: (x[1], x[0], x[2])):
-            rs = sorted(by_window[key], key=lambda r: r["_seq"])
-            rs = [{"partition": None, "offset": None, "_arr": key[1], "doc": r["doc"], "raw": None,
-                   "_err": r["_err"], "_op": r["_op"], "_seq": r["_seq"]} for r in rs]
-            self.collect_rows(rs, window=key)
+        ws, we = F.unix_millis(F.col("_w.start")), F.unix_millis(F.col("_w.end"))
+        self._piece(out, {"_o1": we, "_o2": ws, "_o3": F.col("_w.key"), "_o4": F.col("_seq"), "_arr": we,
+                          "doc": F.col("doc"), "_err": F.col("_err"), "_op": F.col("_op"), "_ws": ws, "_we": we,
+                          "_wk": F.col("_w.key"), "_seq": F.col("_seq")})
 
     def gc(self, ts: TimeState) -> None:
         w = self.w

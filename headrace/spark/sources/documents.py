@@ -102,7 +102,7 @@ class DocumentsReader(DataSourceStreamReader):
         return [InputPartition((self.path, start["batch"], end["batch"]))]
 
     def read(self, partition: InputPartition) -> Iterator[tuple]:
-        from ..docs import parse_text
+        from ..docs import parse_in_reader
 
         path, lo, hi = partition.value
         with open(path) as f:
@@ -114,7 +114,7 @@ class DocumentsReader(DataSourceStreamReader):
                 b = json.loads(line)
                 arrival = ejson.millis_to_datetime(b["arrival"])
                 for part, off, raw, kind in b["rows"]:
-                    doc, err = parse_text(raw) if kind == DATA else (None, None)
+                    doc, err = parse_in_reader(raw) if kind == DATA else (None, None)
                     yield (part, off, arrival, raw, doc, err, kind, arrival, None)
 
     def commit(self, end: dict) -> None:

@@ -77,7 +77,7 @@ class FileReader(DataSourceStreamReader):
                 for a in range(lo, hi, step)] or [InputPartition((self.path, lo, hi, self._index[lo]))]
 
     def read(self, partition: InputPartition) -> Iterator[tuple]:
-        from ..docs import parse_text
+        from ..docs import parse_in_reader
 
         path, lo, hi, byte = partition.value
         if hi == lo:
@@ -88,5 +88,5 @@ class FileReader(DataSourceStreamReader):
             f.seek(byte)
             for i in range(lo, hi):
                 raw = f.readline().decode("utf-8", errors="replace").rstrip("\n")
-                doc, err = parse_text(raw)
+                doc, err = parse_in_reader(raw)
                 yield ("0", i, now, raw, doc, err, DATA, now, None)

@@ -169,7 +169,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return out
 
     def read(self, partition: "ShardRange | TickRange") -> Iterator[tuple]:
-        from ..docs import parse_text
+        from ..docs import parse_in_reader
         from . import tick_row
 
         if isinstance(partition, TickRange):
@@ -180,7 +180,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         try:
             for rec in stream.read(partition.shard, partition.start, partition.end):
                 ts = _EPOCH + _dt.timedelta(microseconds=rec.arrival_us)
-                doc, error = parse_text(rec.data)
+                doc, error = parse_in_reader(rec.data)
                 yield (rec.shard, rec.seq, ts, rec.data, doc, error, 0, ts, rec.key)
         finally:
             stream.close()

@@ -75,7 +75,8 @@ def test_rows(home):
     assert arrival.tzinfo is not None and arrival == src_ts
     assert abs((dt.datetime.now(dt.timezone.utc) - arrival).total_seconds()) < 60
     assert json.loads(raw)["x"] == 1 and doc is not None
-    assert rows[1][4] is None and "not a JSON object" in rows[1][5]
+    # plain JSON text is left to the JVM parser (headrace.spark.runtime.parse): no doc, no error yet
+    assert rows[1][3] == "[1, 2]" and rows[1][4] is None and rows[1][5] is None
 
 
 def test_latest_starting_position_and_available_now(home):

@@ -1,0 +1,128 @@
+"""The documents a micro-batch writes, built from rows on the executor that writes them.
+
+The engine describes everything a batch writes as rows of :data:`RECORD_SCHEMA` (one frame per
+step of the batch, unioned); :func:`build` turns them, in order, into output documents (with
+``_stream_meta`` and a deterministic ``_id``) and DLQ documents (system.md, "Dead letter
+queue"). Nothing here imports pyspark at module level: it runs inside a Python worker.
+
+Order: rows are sorted by ``_ph`` (the step of the batch that made them), then ``_o1``..``_o4``
+(for stage outputs the row's position in the batch; for window outputs window end, start, key
+and the document's sequence number), so outputs and DLQ entries come in the order the spec
+gives (windows in order of end, then start; documents in arrival order).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ... import ejson
+from ...spec import defaults
+
+NOT_JSON = "Input is not valid JSON"   # the JVM parser's reason (headrace.spark.runtime.parse)
+
+RECORD_SCHEMA = ("_ph int, _o1 bigint, _o2 bigint, _o3 string, _o4 bigint, partition string, offset bigint, "
+                 "_arr bigint, doc variant, raw string, _err string, _op string, _ws bigint, _we bigint, "
+                 "_wk string, _seq bigint, _missed array<bigint>")
+RECORD_COLUMNS = [c.split(" ")[0] for c in RECORD_SCHEMA.split(", ")]
+ORDER = ["_ph", "_o1", "_o2", "_o3", "_o4"]
+
+
+def ts(ms: int) -> _dt.datetime:
+    return ejson.millis_to_datetime(ms)
+
+
+def object_id(seed: str, when_ms: int) -> ejson.ObjectId:
+    """A deterministic ObjectId: the time part from ``when_ms``, the rest from a hash of ``seed``."""
+    secs = max(0, min(int(when_ms // 1000), 2**32 - 1))
+    return ejson.ObjectId(secs.to_bytes(4, "big") + hashlib.sha1(seed.encode()).digest()[:8])
+
+
+@dataclass(frozen=True)
+class BatchInfo:
+    """What building a batch's documents needs from the driver (small, picklable)."""
+
+    name: str                   # processor name
+    source_type: str            # "stream", "documents", "replay", "file", "generated"
+    multi_partition: bool       # more than one watermark partition
+    now: int                    # the batch instant (ms): dlqTime and DLQ ``_id`` time
+    stream_meta: bool           # add ``_stream_meta`` to outputs
+    add_ids: bool               # add a deterministic ``_id`` to outputs without one (a sink exists)
+
+    def source_meta(self, partition: str | None, offset: int | None) -> dict:
+        m: dict[str, Any] = {"type": self.source_type}
+        if self.source_type == "stream" or self.multi_partition:
+            m["partition"] = partition
+            if offset is not None and offset >= 0:
+                m["offset"] = offset
+        return m
+
+    def dlq_doc(self, doc: Any, reason: str, op: str, source: dict | None, missed: list[int] | None = None,
+                seed: str | None = None) -> dict:
+        d: dict[str, Any] = {
+            "_stream_meta": {"source": source or {"type": self.source_type}},
+            "errInfo": {"reason": reason},
+            "operatorName": op,
+            "doc": doc,
+            "processorName": self.name,
+            "dlqTime": ts(min(self.now, ejson_plus_inf() - 1)),
+        }
+        if missed is not None:
+            d["missedWindowStartTimes"] = [ts(x) for x in missed]
+        d["_id"] = object_id(f"{self.name}|dlq|{seed or ejson.dumps(d['doc'])}|{op}", self.now)
+        return d
+
+
+def ejson_plus_inf() -> int:
+    from ...timing import PLUS_INF
+
+    return PLUS_INF
+
+
+@dataclass
+class Built:
+    outputs: list
+    dlq: list
+    late: int = 0
+
+
+def build(rows: Iterable[Any], info: BatchInfo) -> Built:
+    """Output and DLQ documents from sorted record rows (see the module docstring)."""
+    from ..docs import from_variant, parse_error
+
+    out = Built([], [])
+    ordinal: dict[Any, int] = {}
+    for r in rows:
+        window = (r["_ws"], r["_we"], r["_wk"]) if r["_we"] is not None else None
+        if r["_missed"] is not None:          # late: it fits only windows already closed
+            out.late += 1
+            out.dlq.append(info.dlq_doc(from_variant(r["doc"]), defaults.LATE_REASON, r["_op"],
+                                        info.source_meta(r["partition"], r["offset"]), list(r["_missed"]),
+                                        seed=f"{r['partition']}|{r['offset']}"))
+            continue
+        src = info.source_meta(r["partition"], r["offset"]) if window is None else None
+        if r["_err"] is not None:
+            doc = from_variant(r["doc"]) if r["doc"] is not None else r["raw"]
+            reason = r["_err"]
+            if r["doc"] is None and r["_op"] == "$source" and reason == NOT_JSON:
+                reason = parse_error(r["raw"])    # the JVM says only that; Python says where
+            seed = f"{r['partition']}|{r['offset']}" if window is None else f"w|{window}|{r['_seq']}"
+            out.dlq.append(info.dlq_doc(doc, reason, r["_op"] or "unknown", src, seed=seed))
+            continue
+        doc = from_variant(r["doc"])
+        if not isinstance(doc, dict):
+            continue
+        key = (r["partition"], r["offset"]) if window is None else window
+        k = ordinal[key] = ordinal.get(key, -1) + 1
+        meta: dict[str, Any] = {"source": src or {"type": info.source_type}}
+        if window is not None:
+            meta["window"] = {"start": ts(window[0]), "end": ts(window[1])}
+        if info.stream_meta:
+            doc["_stream_meta"] = {**doc["_stream_meta"], **meta} \
+                if isinstance(doc.get("_stream_meta"), dict) else meta
+        if "_id" not in doc and info.add_ids:
+            when = r["_arr"] if window is None else window[1]
+            doc = {"_id": object_id(f"{info.name}|{key}|{k}", when), **doc}
+        out.outputs.append(doc)
+    return out
