@@ -3,14 +3,17 @@ pipeline parsed by ``headrace.spec.parse_pipeline`` and run by ``headrace.spark.
 on ``headrace.spark.session.get_spark()``.
 
 Windowed results go to the embedded store (``$merge`` into ``store``, under a per-run headrace
-home); the pass-through writes JSON lines with ``$emit: {path}``. ``on_output`` is called after
-the sink write of each micro-batch: that instant is "written".
+home); the pass-through writes JSON lines with ``$emit: {path}``. Windowed results come back
+through ``on_output`` (called after the sink write of each micro-batch: that instant is
+"written"); the pass-through's documents are not brought to the driver: after each micro-batch
+the runner reads what the sink appended to the file.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -19,6 +22,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from runner_util import Events, hard_exit_after, load_config, passthrough_latencies, stop_requested  # noqa: E402
 
 WINDOW = {"size": 10, "unit": "second"}
+ARR = re.compile(rb'"arr":\s*(?:\{"\$numberLong":\s*")?(\d+)')
 
 
 def pipelines(cfg: dict) -> list:
@@ -95,12 +99,25 @@ def main() -> None:
     check_connections(parsed, reg)
     Path(cfg["out_dir"]).mkdir(parents=True, exist_ok=True)
 
+    results = Path(cfg["out_dir"]) / "results.jsonl"
+    read_at = [0]
+
+    def on_batch(_batch_id: int, _clock, _w) -> None:
+        """Pass-through: the sink writes from an executor; read what the batch appended."""
+        t = time.time()
+        if not results.exists():
+            return
+        with open(results, "rb") as f:
+            f.seek(read_at[0])
+            chunk = f.read()
+        read_at[0] += len(chunk)
+        lines = chunk.splitlines()
+        arrs = [int(m.group(1)) for m in map(ARR.search, lines) if m]
+        if lines:
+            ev.emit("out", t=t, n=len(lines), backlog=len(lines) - len(arrs), lat=passthrough_latencies(arrs, t))
+
     def on_output(docs: list[dict]) -> None:
         t = time.time()
-        if wl == "passthrough":
-            arrs = [d.get("arr") for d in docs if d.get("arr") is not None]
-            ev.emit("out", t=t, n=len(docs), backlog=len(docs) - len(arrs), lat=passthrough_latencies(arrs, t))
-            return
         rows = []
         for d in docs:
             w = d["_stream_meta"]["window"]
@@ -115,7 +132,8 @@ def main() -> None:
         ev.emit("out", t=t, rows=rows)
 
     proc = Processor(parsed, RunOptions(name=f"bench_{wl}", checkpoint=Path(cfg["checkpoint"]), registry=reg,
-                                        on_output=on_output))
+                                        on_output=None if wl == "passthrough" else on_output,
+                                        on_batch=on_batch if wl == "passthrough" else None))
     ev.emit("ready")
 
     def progress(p: Processor) -> None:

@@ -1,8 +1,9 @@
 """The engine: one streaming query per processor, each micro-batch driven from ``foreachBatch``.
 
 Per micro-batch ``N`` (time-semantics.md):
-1. Evaluate ``timeField`` (else the source timestamp) into ``_et``; write it to ``tsFieldName``.
-   Unparseable input and ``timeField`` errors become DLQ entries.
+1. Parse what the reader left to the JVM; evaluate ``timeField`` (else the source timestamp) into
+   ``_et``; write it to ``tsFieldName`` (:mod:`.runtime.prepare`). Unparseable input and
+   ``timeField`` errors become DLQ entries.
 2. One small aggregate gives per-partition max event time and arrival, the batch instant ``T``
    and whether the input ended.
 3. Idle-timeout timers due strictly before ``T`` fire; processing-time windows ending at or
@@ -13,29 +14,27 @@ Per micro-batch ``N`` (time-semantics.md):
 6. ``W := max(W, min over non-idle partitions of M_p)`` (+infinity at end of input); every window
    that closed emits (order: end, then start), through the inner pipeline and the stages after
    the window; timers due at ``T`` fire.
-7. Outputs and DLQ entries are written with deterministic ``_id``s (idempotent on replay), then
-   the engine state for ``N`` is committed.
+7. Outputs and DLQ entries are built and written on an executor in one job, with deterministic
+   ``_id``s (idempotent on replay) (:mod:`.runtime.sinks`); then the engine state for ``N`` is
+   committed.
 
-Engine state lives in the query's checkpoint directory (``<checkpoint>/headrace``), versioned
-by batch id in step with Spark's own offset and commit logs: ``meta/<N>.json`` (watermark,
-partition progress, open windows, counters) and ``state/<N>.parquet`` (the documents batch N
-added to open windows). A re-run of batch N after a crash reads version N-1 and rewrites N,
-so output is the same as an uninterrupted run.
+The modules: :mod:`.runtime.sources` (which reader for which connection type),
+:mod:`.runtime.prepare` and :mod:`.runtime.parse` (step 1), :mod:`.runtime.batch` (window rules,
+what a batch writes), :mod:`.windows` (one module per window kind), :mod:`.runtime.records` and
+:mod:`.runtime.sinks` (step 7), :mod:`.runtime.state` (engine state versions in the checkpoint:
+a re-run of batch N after a crash reads version N-1 and rewrites N, so output is the same as
+an uninterrupted run).
 """
 from __future__ import annotations
 
-import datetime as _dt
-import json
-import math
 import os
-import shutil
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from .. import ejson
@@ -43,8 +42,10 @@ from ..connections import Registry
 from ..errors import HeadraceError
 from ..spec import defaults
 from ..spec.model import Pipeline, WindowSpec
-from ..timing import PLUS_INF, TimeState, idle_timer_due, last_window_end
+from ..timing import PLUS_INF, TimeState
 from . import values as V
+from .runtime.batch import BatchWork
+from .runtime.state import Checkpoint, EngineState, new_counters
 from .sources import DATA, END
 from .stages import Env, apply_stages
 
@@ -69,14 +70,6 @@ class RunOptions:
     spark_master: str | None = None
 
 
-def _ms(col: Column) -> Column:
-    return F.unix_millis(col)
-
-
-def _ts(ms: int) -> _dt.datetime:
-    return ejson.millis_to_datetime(ms)
-
-
 class Processor:
     """A running stream processor (one Spark streaming query)."""
 
@@ -84,76 +77,28 @@ class Processor:
         self.p = pipeline
         self.o = opts
         self.ckpt = Path(opts.checkpoint)
-        self.hdir = self.ckpt / "headrace"
-        (self.hdir / "meta").mkdir(parents=True, exist_ok=True)
-        (self.hdir / "state").mkdir(parents=True, exist_ok=True)
+        self.checkpoints = Checkpoint(self.ckpt)
+        self.hdir = self.checkpoints.dir
         self.w: WindowSpec | None = pipeline.window
         self.query = None
         self.error: BaseException | None = None
         self.finished = threading.Event()
         self._lock = threading.Lock()
-        self.counters = {"input": 0, "output": 0, "dlq": 0, "late": 0, "batches": 0, "inputBytes": 0}
+        self.counters = new_counters()
         self.latencies: list[float] = []
         self.time = TimeState()
         self.source_type = "generated"
         self.partitions: list[str] = []
-        self.partitions_fn: Callable[[], list[str]] | None = None
-        self.last_checkpoint: str | None = None
+        self.partitions_fn: Callable[[dict], list[str]] | None = None
         self.positions: dict[str, int] = {}
+        self.holding_back: list[str] = []
         self._stopping = False
         self._time_field = None   # the compiled $source.timeField, built at the first batch
-        self._sinks: dict[str, Any] = {}
+        self.sink_stats: dict | None = None   # what the sink reports (a zoned sink: its zones), summed
 
-    # ------------------------------------------------------------------ source
-    def _source_df(self, spark) -> DataFrame:
-        s = self.p.source
-        if s.documents is not None:
-            from .sources.documents import prepare_batches, write_batches
-
-            path = self.hdir / "input.jsonl"
-            parts_file = self.hdir / "partitions.json"
-            if not path.exists():
-                batches, parts = prepare_batches(s, _dt.datetime.now(_dt.timezone.utc))
-                write_batches(path, batches)
-                parts_file.write_text(json.dumps(parts))
-            self.partitions = json.loads(parts_file.read_text())
-            self.source_type = "replay" if s.replay else "documents"
-            return spark.readStream.format("headrace_documents").option("path", str(path)).load()
-        conn = self.o.registry.get(s.connection_name or "")
-        if conn.type == "sample":
-            self.partitions = ["0"]
-            self.source_type = "generated"
-            r = spark.readStream.format("headrace_sample")
-            for k, v in {**conn.options, **s.config}.items():
-                r = r.option(k, str(v))
-            return r.load()
-        if conn.type == "file":
-            self.partitions = ["0"]
-            self.source_type = "file"
-            r = spark.readStream.format("headrace_file").option("path", str(conn.options["path"]))
-            if self._needs_ticks():
-                r = r.option("tickMs", "1000")
-            for k, v in s.config.items():
-                r = r.option(k, str(v))
-            return r.load()
-        if conn.type == "stream":
-            from ..streams import watermark_partitions
-
-            if not s.stream:
-                raise HeadraceError(f"$source on stream connection {conn.name!r} needs 'stream'",
-                                    code="SOURCE_STREAM_REQUIRED")
-            home = conn.options.get("home") or str(self.o.registry.home)
-            self.source_type = "stream"
-            self.partitions_fn = lambda positions: watermark_partitions(home, s.stream, positions)
-            self.partitions = self.partitions_fn({})
-            r = spark.readStream.format("headrace_stream").option("home", home).option("stream", s.stream)
-            if self._needs_ticks():
-                r = r.option("tickMs", "1000")
-            for k, v in s.config.items():
-                r = r.option(k, str(v))
-            return r.load()
-        raise HeadraceError(f"connection {conn.name!r} of type {conn.type!r} cannot be a source yet",
-                            code="SOURCE_TYPE")
+    @property
+    def last_checkpoint(self) -> str | None:
+        return self.checkpoints.last_saved
 
     def _needs_ticks(self) -> bool:
         """Idle timeouts and processing-time windows need the clock to move without data."""
@@ -162,25 +107,23 @@ class Processor:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "Processor":
+        from .runtime.sources import SourceContext, open_source
         from .session import get_spark
 
         spark = get_spark(self.o.spark_master)
-        df = self._source_df(spark)
-        self._restore_counters()
-        w = (df.writeStream.foreachBatch(self._on_batch)
+        src = open_source(spark, SourceContext(self.p.source, self.o.registry, self.hdir, self._needs_ticks()))
+        self.source_type, self.partitions, self.partitions_fn = src.source_type, src.partitions, src.partitions_fn
+        last = self.checkpoints.load()
+        if last is not None:
+            self.counters.update(last.counters)
+            self.time = last.time
+        w = (src.df.writeStream.foreachBatch(self._on_batch)
              .option("checkpointLocation", str(self.ckpt / "spark"))
              .queryName(f"headrace_{self.o.name}_{os.getpid()}_{id(self)}"))
         if self.o.trigger_ms:
             w = w.trigger(processingTime=f"{self.o.trigger_ms} milliseconds")
         self.query = w.start()
         return self
-
-    def _restore_counters(self) -> None:
-        last = self._latest_meta(None)
-        if last is not None:
-            meta = json.loads(last.read_text())
-            self.counters.update(meta.get("counters", {}))
-            self.time = TimeState.from_json(meta["time"])
 
     def run(self, duration_s: float | None = None, limit: int | None = None,
             progress: Callable[["Processor"], None] | None = None, max_input: int | None = None) -> dict:
@@ -224,38 +167,6 @@ class Processor:
             except Exception:  # noqa: BLE001 - stopping a failed query
                 pass
 
-    # ------------------------------------------------------------------ state versions
-    def _latest_meta(self, below: int | None) -> Path | None:
-        best = None
-        for f in (self.hdir / "meta").glob("*.json"):
-            n = int(f.stem)
-            if below is not None and n >= below:
-                continue
-            if best is None or n > int(best.stem):
-                best = f
-        return best
-
-    def _load(self, batch_id: int) -> dict:
-        f = self._latest_meta(batch_id)
-        if f is None:
-            return {"time": TimeState().to_json(), "windows": {}, "sessions": {}, "files": [], "counters": {
-                "input": 0, "output": 0, "dlq": 0, "late": 0, "batches": 0, "inputBytes": 0}, "jsonl_size": None}
-        return json.loads(f.read_text())
-
-    def _save(self, batch_id: int, meta: dict, previous: dict) -> None:
-        tmp = self.hdir / "meta" / f".{batch_id}.tmp"
-        tmp.write_text(json.dumps(meta))
-        tmp.replace(self.hdir / "meta" / f"{batch_id}.json")
-        # A re-run of this batch reads the previous version: keep what either version references.
-        referenced = {Path(f[3]).name for f in meta["files"] + previous["files"]}
-        for d in (self.hdir / "state").glob("*.parquet"):
-            if d.name not in referenced and int(d.stem) <= batch_id:
-                shutil.rmtree(d, ignore_errors=True)
-        for f in (self.hdir / "meta").glob("*.json"):
-            if int(f.stem) < batch_id - 5:
-                f.unlink(missing_ok=True)
-        self.last_checkpoint = _dt.datetime.now(_dt.timezone.utc).isoformat()
-
     # ------------------------------------------------------------------ the micro-batch
     def _on_batch(self, bdf: DataFrame, batch_id: int) -> None:
         t0 = time.monotonic()
@@ -272,9 +183,6 @@ class Processor:
             self.latencies.append(time.monotonic() - t0)
             self.latencies = self.latencies[-1000:]
 
-    def _ctx_env(self, meta_cols: dict[str, Column]) -> Env:
-        return Env(meta=meta_cols)
-
     def _source_meta(self) -> dict[str, Column]:
         return {"stream.source.partition": V.to_variant(F.col("partition")),
                 "stream.source.offset": V.to_variant(F.col("offset")),
@@ -282,58 +190,31 @@ class Processor:
                 "stream.source.type": V.lit_value(self.source_type)}
 
     def _batch(self, bdf: DataFrame, batch_id: int) -> bool:
-        meta = self._load(batch_id)
-        ts = TimeState.from_json(meta["time"])
-        counters = dict(meta["counters"])
+        from .runtime.prepare import prepare
+
+        prev = self.checkpoints.load(batch_id) or EngineState()
+        st = EngineState.from_json(prev.to_json())      # this batch's copy
+        ts = st.time
         if self.partitions_fn is not None:
             # shards drained and closed by resharding stop being watermark partitions
-            self.partitions = self.partitions_fn(meta.get("positions", {}))
+            self.partitions = self.partitions_fn(st.positions)
             for gone in set(ts.partitions) - set(self.partitions):
                 del ts.partitions[gone]
         ts.ensure(self.partitions)
-        s = self.p.source
-        env = self._ctx_env(self._source_meta())
+        env = Env(meta=self._source_meta())
+        if self.p.source.time_field is not None and self._time_field is None:
+            from .expr import compile_expression   # once: building big Column trees costs py4j calls
 
-        from .runtime.parse import NOT_JSON, parse
-
-        bdf = parse(bdf, F.col("kind") == DATA)
-        src = bdf.withColumn("_err", F.when((F.col("kind") == DATA) & F.col("doc").isNull(),
-                                            F.coalesce(F.col("error"), F.lit(NOT_JSON))))
-        src = src.withColumn("_op", F.when(F.col("_err").isNotNull(), F.lit("$source")).cast("string"))
-        if s.time_field is not None:
-            if self._time_field is None:  # compiled once: building big Column trees costs py4j calls
-                from .expr import compile_expression
-
-                self._time_field = compile_expression(s.time_field, env.ctx(where="$source.timeField"))
-            c = self._time_field
-            # the value (and error) once per row, as columns the checks below read
-            src = src.withColumns({"_tv": c.value, "_tve": c.error if c.error is not None
-                                   else F.lit(None).cast("string")})
-            tv = F.col("_tv")
-            et = V.as_timestamp(tv)
-            not_date = F.when(et.isNull(), F.concat(
-                F.lit("$source.timeField did not evaluate to a date; found "), V.type_name(tv)))
-            terr = F.coalesce(F.concat(F.lit("timeField: "), F.col("_tve")), not_date)
-            ok = F.col("_err").isNull() & (F.col("kind") == DATA)
-            src = src.withColumns({"_et": F.when(ok, et),
-                                   "_op": F.when(ok & terr.isNotNull(), F.lit("$source")).otherwise(F.col("_op")),
-                                   "_err": F.when(ok, terr).otherwise(F.col("_err"))}).drop("_tv", "_tve")
-        else:
-            src = src.withColumn("_et", F.col("source_ts"))
-        good = F.col("_err").isNull() & (F.col("kind") == DATA)
-        src = src.withColumns({
-            "_et": F.when(good, _ms(F.col("_et"))),
-            "_arr": _ms(F.col("arrival")),
-            "doc": F.when(good, V.set_fields(F.col("doc"), {s.ts_field_name: V.to_variant(F.col("_et"))}))
-                    .otherwise(F.col("doc")),
-        }).persist()
+            self._time_field = compile_expression(self.p.source.time_field, env.ctx(where="$source.timeField"))
+        src = prepare(bdf, self.p.source, self._time_field).persist()
         try:
-            return self._batch_body(src, batch_id, meta, ts, counters, env)
+            return self._batch_body(src, batch_id, prev, st, env)
         finally:
             src.unpersist()
 
-    def _batch_body(self, src: DataFrame, batch_id: int, meta: dict, ts: TimeState, counters: dict,
-                    env: Env) -> bool:
+    def _batch_body(self, src: DataFrame, batch_id: int, prev: EngineState, st: EngineState, env: Env) -> bool:
+        """Steps 2-7 of the module docstring, over the prepared source rows ``src``."""
+        ts, counters = st.time, st.counters
         stats = src.groupBy("partition").agg(
             F.max(F.when(F.col("kind") == DATA, F.col("_et"))).alias("maxet"),
             F.max(F.when(F.col("kind") == DATA, F.col("_arr"))).alias("maxarr"),
@@ -343,34 +224,28 @@ class Processor:
             F.sum(F.when(F.col("kind") == DATA, F.length("raw")).otherwise(0)).alias("bytes"),
             F.max(F.when(F.col("kind") == DATA, F.col("offset"))).alias("maxoff"),
         ).collect()
-        positions = dict(meta.get("positions", {}))
         for r in stats:
             if r["maxoff"] is not None:
-                positions[r["partition"]] = max(positions.get(r["partition"], 0), r["maxoff"] + 1)
+                st.positions[r["partition"]] = max(st.positions.get(r["partition"], 0), r["maxoff"] + 1)
         now = max((r["anyarr"] for r in stats if r["anyarr"] is not None), default=ts.clock or 0)
         ended = any(r["maxkind"] == END for r in stats)
-        n_in = sum(r["n"] or 0 for r in stats)
-        counters["input"] += n_in
+        counters["input"] += sum(r["n"] or 0 for r in stats)
         counters["inputBytes"] += sum(r["bytes"] or 0 for r in stats)
         counters["batches"] += 1
         w = self.w
-        windows = dict(meta["windows"])      # "start|end|key" -> count, open windows holding docs
-        sessions = {k: [list(x) for x in v] for k, v in meta["sessions"].items()}  # key -> [[first,last]]
-        files = list(meta["files"])           # [[batch, max_et, max_arr, path]]
-        ctx = _BatchCtx(self, src.sparkSession, batch_id, now, windows, sessions, files)
+        work = BatchWork(src.sparkSession, batch_id, now, st, w, self.p.after, env, self.checkpoints)
 
         if w is not None:
-            ctx.fire_timers(ts, strict=True)
+            work.fire_timers(ts, strict=True)
             if w.boundary == "processingTime":
-                ctx.close_processing(now)
+                work.close_processing(now)
         w_prev = ts.watermark
 
-        data = src.filter(F.col("kind") == DATA)
-        work = apply_stages(data, self.p.before, env)
+        data = apply_stages(src.filter(F.col("kind") == DATA), self.p.before, env)
         if w is None:
-            ctx.add_rows(work)
+            work.add_rows(data)
         else:
-            ctx.add_to_windows(work, w_prev, ts)
+            work.add_to_windows(data, w_prev)
 
         for r in stats:
             if r["n"]:
@@ -382,27 +257,29 @@ class Processor:
             ts.ended = True
         if w is not None:
             if w.boundary == "eventTime":
-                ctx.close_event_time(ts)
-                ctx.fire_timers(ts, strict=False)
+                work.close_event_time(ts)
+                work.fire_timers(ts, strict=False)
             elif ended:
-                ctx.close_processing(PLUS_INF)
-            ctx.gc(ts)
-        res = self._write(ctx, meta.get("jsonl_size"))
+                work.close_processing(PLUS_INF)
+            work.gc(ts)
+        res = self._write(work, st.jsonl_size)
         if self.o.fault:
             self.o.fault(batch_id, "after_sink")
         counters["output"] += res["output"]
         counters["dlq"] += res["dlq"]
         counters["late"] += res["late"]
-        jsonl_size = res["jsonl_size"]
-        new_meta = {"time": ts.to_json(), "windows": windows, "sessions": sessions, "files": ctx.files,
-                    "counters": counters, "jsonl_size": jsonl_size, "positions": positions,
-                    "holdingBack": ts.holding_back(now, pit)}
-        self._save(batch_id, new_meta, meta)
+        st.jsonl_size = res["jsonl_size"]
+        if res.get("sinkStats"):
+            from .runtime.sinks import stats_add
+
+            self.sink_stats = stats_add(self.sink_stats, res["sinkStats"])
+        st.holding_back = ts.holding_back(now, pit)
+        self.checkpoints.save(batch_id, st, prev)
         with self._lock:
             self.time = ts
-            self.positions = positions
+            self.positions = st.positions
             self.counters = counters
-            self.holding_back = new_meta["holdingBack"]
+            self.holding_back = st.holding_back
         if self.o.on_batch:
             self.o.on_batch(batch_id, ts.clock, ts.watermark)
         if self.o.on_dlq and res.get("dlqDocs"):
@@ -412,21 +289,20 @@ class Processor:
         return ended
 
     # ------------------------------------------------------------------ sinks
-    def _write(self, ctx: "_BatchCtx", jsonl_size: int | None) -> dict:
+    def _write(self, work: BatchWork, jsonl_size: int | None) -> dict:
         """Write the batch's outputs and DLQ entries from an executor (:mod:`.runtime.sinks`)."""
         from .runtime.records import BatchInfo
         from .runtime.sinks import SinkPlan, write_batch
 
-        collect = bool(self.o.on_output or self.o.on_dlq)
-        if not ctx.pieces:
+        if not work.pieces:
             return {"output": 0, "dlq": 0, "late": 0, "jsonl_size": jsonl_size}
         info = BatchInfo(name=self.o.name, source_type=self.source_type, multi_partition=len(self.partitions) > 1,
-                         now=ctx.now, stream_meta=self.p.options.stream_meta, add_ids=self.p.sink is not None)
+                         now=work.now, stream_meta=self.p.options.stream_meta, add_ids=self.p.sink is not None)
         plan = SinkPlan(self.o.registry, self.p.sink, self.p.options.dlq)
-        records = ctx.pieces[0]
-        for piece in ctx.pieces[1:]:
+        records = work.pieces[0]
+        for piece in work.pieces[1:]:
             records = records.unionByName(piece)
-        res = write_batch(records, plan, info, jsonl_size, collect)
+        res = write_batch(records, plan, info, jsonl_size, collect=bool(self.o.on_output or self.o.on_dlq))
         if res.get("error"):
             raise ProcessorFailed(f"processor {self.o.name!r}: {res['error']}")
         return res
@@ -454,13 +330,15 @@ class Processor:
                 "dlqMessageCount": self.counters["dlq"],
                 "lateMessageCount": self.counters["late"],
                 "batches": self.counters["batches"],
-                "stateSize": sum(f.stat().st_size for f in (self.hdir / "state").rglob("*") if f.is_file()),
+                "stateSize": self.checkpoints.size(),
                 "watermark": _fmt(ts.watermark),
                 "watermarkHeldBackBy": ts.holding_back(ts.clock, pit),
                 "partitions": parts,
                 "latency": {"p50": _pct(lat, 0.5), "p99": _pct(lat, 0.99), "unit": "seconds per micro-batch"},
                 "lastCheckpoint": self.last_checkpoint,
             }
+            if self.sink_stats:
+                out["sink"] = self.sink_stats
             if self.error:
                 out["error"] = str(self.error)
             return out
@@ -471,258 +349,10 @@ def _fmt(ms: int | None) -> str | None:
         return None
     if ms >= PLUS_INF:
         return "+infinity"
-    return ejson.format_date(_ts(ms))
+    return ejson.format_date(ejson.millis_to_datetime(ms))
 
 
 def _pct(values: list[float], p: float) -> float | None:
     if not values:
         return None
     return round(values[min(len(values) - 1, int(p * len(values)))], 4)
-
-
-class _BatchCtx:
-    """One micro-batch's working set: the window registry and what the batch writes.
-
-    What the batch writes accumulates as frames of record rows (``pieces``, see
-    :mod:`.runtime.records`), written in one job at the end of the batch; nothing is collected.
-    """
-
-    def __init__(self, proc: Processor, spark, batch_id: int, now: int, windows: dict, sessions: dict,
-                 files: list):
-        self.proc, self.spark, self.batch_id, self.now = proc, spark, batch_id, now
-        self.windows, self.sessions, self.files = windows, sessions, files
-        self.pieces: list[DataFrame] = []
-        self.w: WindowSpec = proc.w  # type: ignore[assignment]
-        self.name = proc.o.name
-
-    # ---------------------------------------------------------------- records
-    def _piece(self, df: DataFrame, cols: dict[str, Column]) -> None:
-        """Add rows to what the batch writes: ``cols`` over ``df``, the rest NULL, in order of step."""
-        from .runtime.records import RECORD_SCHEMA
-
-        types = dict(c.split(" ", 1) for c in RECORD_SCHEMA.split(", "))
-        cols = {"_ph": F.lit(len(self.pieces)), **cols}
-        self.pieces.append(df.select(*[(cols[c] if c in cols else F.lit(None)).cast(t).alias(c)
-                                       for c, t in types.items()]))
-
-    def add_rows(self, df: DataFrame) -> None:
-        """Stage outputs and failures (outside windows), in the batch's row order."""
-        self._piece(df, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
-                         "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),
-                         "raw": F.col("raw"), "_err": F.col("_err"), "_op": F.col("_op")})
-
-    # ---------------------------------------------------------------- windows
-    def _wkey(self, start: int, end: int, key: str) -> str:
-        return f"{start}|{end}|{key}"
-
-    def add_to_windows(self, work: DataFrame, w_prev: int | None, ts: TimeState) -> None:
-        w = self.w
-        self.add_rows(work.filter(F.col("_err").isNotNull()))
-        good = work.filter(F.col("_err").isNull())
-        proc_time = w.boundary == "processingTime"
-        t = F.col("_arr") if proc_time else F.col("_et")
-        if w.kind == "session":
-            from .expr import compile_expression
-
-            c = compile_expression(w.partition_by, Env(meta=self.proc._source_meta()).ctx(
-                where=f"{w.name}.partitionBy"))
-            key = F.coalesce(F.to_json(c.value), F.lit("null"))
-            good = good.withColumn("_key", key)
-        else:
-            good = good.withColumn("_key", F.lit(""))
-        order = Window.orderBy("_arr", "partition", "offset")
-        good = good.withColumn("_t", t).withColumn(
-            "_seq", F.row_number().over(order) + F.lit(self.batch_id * (1 << 32)))
-        late_seqs: set[int] = set()
-        lat = w.allowed_lateness_ms
-        if w_prev is not None and not proc_time:
-            if w.kind == "session":
-                cand = good.filter(F.col("_t") + F.lit(w.gap.ms) <= F.lit(w_prev - lat)) \
-                    .select("_seq", "_key", "_t").collect()
-                for r in cand:
-                    joins = any(first - w.gap.ms < r["_t"] < last + w.gap.ms
-                                for first, last in self.sessions.get(r["_key"], []))
-                    if not joins:
-                        late_seqs.add(r["_seq"])
-                late = good.filter(F.col("_seq").isin(list(late_seqs))) if late_seqs else None
-            else:
-                iv, hop = w.interval.ms, (w.hop or w.interval).ms
-                last_end = F.floor((F.col("_t") - F.lit(w.offset_ms)) / F.lit(hop)) * F.lit(hop) + \
-                    F.lit(w.offset_ms + iv)
-                good = good.withColumn("_late", last_end <= F.lit(w_prev - lat))
-                late = good.filter("_late")
-            if late is not None:
-                missed = F.array(F.col("_t")) if w.kind == "session" else self._starts_col(F.col("_t"))
-                self._piece(late, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
-                                   "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),
-                                   "_op": F.lit(w.name), "_missed": missed})
-                good = good.filter(~F.col("_late")) if w.kind != "session" else \
-                    good.filter(~F.col("_seq").isin(list(late_seqs)))
-        keep = good.select("partition", F.col("offset").cast("long").alias("offset"),
-                           F.col("_arr").cast("long").alias("_arr"), F.col("_et").cast("long").alias("_et"),
-                           F.col("_t").cast("long").alias("_t"), F.col("_key").cast("string").alias("_key"),
-                           F.col("_seq").cast("long").alias("_seq"), "doc")
-        path = self.proc.hdir / "state" / f"{self.batch_id}.parquet"
-        keep.write.mode("overwrite").parquet(str(path))
-        summary = self.spark.read.parquet(str(path))
-        if w.kind == "session":
-            rows = summary.groupBy("_key").agg(F.sort_array(F.collect_set("_t")).alias("ts"),
-                                               F.max("_t").alias("mx"), F.max("_arr").alias("ma")).collect()
-            if not rows:
-                shutil.rmtree(path, ignore_errors=True)
-                return
-            for r in rows:
-                self._merge_sessions(r["_key"], r["ts"])
-            self.files.append([self.batch_id, max(r["mx"] for r in rows), max(r["ma"] for r in rows), str(path)])
-            return
-        iv, hop = w.interval.ms, (w.hop or w.interval).ms
-        starts = self._starts_col(F.col("_t"))
-        if w_prev is not None and not proc_time:
-            # a document joins only the windows still open (a hopping document may miss some)
-            starts = F.filter(starts, lambda x: x + F.lit(iv) > F.lit(w_prev - lat))
-        rows = summary.select(F.explode_outer(starts).alias("s"), "_t", "_arr").groupBy("s").agg(
-            F.count(F.lit(1)).alias("count"), F.max("_t").alias("mt"), F.max("_arr").alias("ma")).collect()
-        if not rows:
-            shutil.rmtree(path, ignore_errors=True)
-            return
-        for r in rows:
-            if r["s"] is not None:
-                k = self._wkey(r["s"], r["s"] + iv, "")
-                self.windows[k] = self.windows.get(k, 0) + r["count"]
-        self.files.append([self.batch_id, max(r["mt"] for r in rows), max(r["ma"] for r in rows), str(path)])
-
-    def _starts_col(self, t: Column) -> Column:
-        w = self.w
-        iv, hop, off = w.interval.ms, (w.hop or w.interval).ms, w.offset_ms
-        last = F.floor((t - F.lit(off)) / F.lit(hop)) * F.lit(hop) + F.lit(off)
-        n = math.ceil(iv / hop)
-        seq = F.sequence(last - F.lit((n - 1) * hop), last, F.lit(hop))
-        return F.filter(seq, lambda s: s > t - F.lit(iv))
-
-    def _merge_sessions(self, key: str, times: list[int]) -> None:
-        gap = self.w.gap.ms
-        ss = [list(x) for x in self.sessions.get(key, [])]
-        for t in times:
-            ss.append([t, t])
-        ss.sort()
-        merged: list[list[int]] = []
-        for first, last in ss:
-            if merged and first - merged[-1][1] < gap:
-                merged[-1][1] = max(merged[-1][1], last)
-            else:
-                merged.append([first, last])
-        self.sessions[key] = merged
-
-    def _open(self) -> list[tuple[int, int, str]]:
-        """Open windows holding documents, as (start, end, key)."""
-        if self.w.kind == "session":
-            return [(f, l + self.w.gap.ms, k) for k, ss in self.sessions.items() for f, l in ss]
-        out = []
-        for k in self.windows:
-            s, e, key = k.split("|", 2)
-            out.append((int(s), int(e), key))
-        return out
-
-    def close_event_time(self, ts: TimeState) -> None:
-        if ts.watermark is None:
-            return
-        frontier = ts.watermark - self.w.allowed_lateness_ms if ts.watermark < PLUS_INF else PLUS_INF
-        closing = sorted((e, s, k) for s, e, k in self._open() if e <= frontier)
-        if closing:
-            self.emit([(s, e, k) for e, s, k in closing])
-
-    def close_processing(self, now: int) -> None:
-        closing = sorted((e, s, k) for s, e, k in self._open() if e <= now)
-        if closing:
-            self.emit([(s, e, k) for e, s, k in closing])
-
-    def fire_timers(self, ts: TimeState, strict: bool) -> None:
-        w = self.w
-        if w.idle_timeout is None or w.boundary != "eventTime":
-            return
-        while True:
-            opens = self._open()
-            if not opens:
-                return
-            e = min(x[1] for x in opens)
-            due = idle_timer_due(e, ts.last, w.idle_timeout.ms)
-            if due is None or (due >= self.now if strict else due > self.now):
-                return
-            ts.raise_to(e + w.allowed_lateness_ms)
-            self.close_event_time(ts)
-
-    def emit(self, closing: list[tuple[int, int, str]]) -> None:
-        """Run the inner pipeline over the documents of the closing windows, in order."""
-        w = self.w
-        live = [f for f in self.files if Path(f[3]).exists()]
-        for s, e, k in closing:
-            if w.kind == "session":
-                self.sessions[k] = [x for x in self.sessions.get(k, []) if not (x[0] == s and x[1] + w.gap.ms == e)]
-                if not self.sessions[k]:
-                    del self.sessions[k]
-            else:
-                self.windows.pop(self._wkey(s, e, k), None)
-        if not live:
-            return
-        docs = self.spark.read.parquet(*[f[3] for f in live])
-        if w.kind == "session":
-            sess = self.spark.createDataFrame([(k, s, e - w.gap.ms, e) for s, e, k in closing],
-                                              "k string, s bigint, l bigint, e bigint")
-            j = docs.join(F.broadcast(sess), (docs["_key"] == sess["k"]) & (docs["_t"] >= sess["s"]) &
-                          (docs["_t"] <= sess["l"]))
-            j = j.withColumn("_ws", F.col("s")).withColumn("_we", F.col("e"))
-        else:
-            iv = w.interval.ms
-            starts = sorted({s for s, _, _ in closing})
-            j = docs.withColumn("_ws", F.explode(self._starts_col(F.col("_t")))) \
-                .filter(F.col("_ws").isin(starts)).withColumn("_we", F.col("_ws") + F.lit(iv))
-        framed = j.select(
-            F.struct(F.timestamp_millis(F.col("_ws")).alias("start"), F.timestamp_millis(F.col("_we")).alias("end"),
-                     F.col("_key").alias("key")).alias("_w"),
-            F.col("_seq"), F.col("doc"), F.lit(None).cast("string").alias("_err"),
-            F.lit(None).cast("string").alias("_op"), F.col("_ws"), F.col("_we"), F.col("_key"))
-        out = run_window_pipeline(framed, w, self.proc.p.after)
-        ws, we = F.unix_millis(F.col("_w.start")), F.unix_millis(F.col("_w.end"))
-        self._piece(out, {"_o1": we, "_o2": ws, "_o3": F.col("_w.key"), "_o4": F.col("_seq"), "_arr": we,
-                          "doc": F.col("doc"), "_err": F.col("_err"), "_op": F.col("_op"), "_ws": ws, "_we": we,
-                          "_wk": F.col("_w.key"), "_seq": F.col("_seq")})
-
-    def gc(self, ts: TimeState) -> None:
-        w = self.w
-        keep = []
-        for f in self.files:
-            _, max_et, max_arr, path = f
-            if w.boundary == "processingTime":
-                dead = ts.clock is not None and last_window_end(max_arr, w.interval.ms, (w.hop or w.interval).ms,
-                                                                w.offset_ms) <= ts.clock
-            elif w.kind == "session":
-                firsts = [x[0] for ss in self.sessions.values() for x in ss]
-                dead = not firsts or min(firsts) > max_et
-            else:
-                dead = ts.watermark is not None and last_window_end(
-                    max_et, w.interval.ms, (w.hop or w.interval).ms, w.offset_ms) <= \
-                    ts.watermark - w.allowed_lateness_ms
-            if not dead:
-                keep.append(f)
-        self.files = keep
-
-
-def run_window_pipeline(df: DataFrame, w: WindowSpec, after) -> DataFrame:
-    """The window's inner pipeline, then the stateless stages after the window."""
-    meta = {"stream.window.start": V.to_variant(F.col("_w.start")),
-            "stream.window.end": V.to_variant(F.col("_w.end"))}
-    env = Env(meta=meta)
-    for st in w.pipeline:
-        if st.name in ("$group", "$sort", "$limit", "$count"):
-            from . import window_stages as WS
-        if st.name == "$group":
-            df = WS.apply_group(df, st.arg, lambda root: env.ctx(root))
-        elif st.name == "$sort":
-            df = WS.apply_sort(df, st.arg)
-        elif st.name == "$limit":
-            df = WS.apply_limit(df, st.arg)
-        elif st.name == "$count":
-            df = WS.apply_count(df, st.arg)
-        else:
-            df = apply_stages(df, [st], env)
-    return apply_stages(df, after, env)

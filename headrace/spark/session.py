@@ -105,6 +105,8 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              .config("spark.sql.streaming.stateStore.providerClass",
                      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
              .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+             # JSON objects with a repeated key keep the last value, as Python's json does
+             .config("spark.sql.variant.allowDuplicateKeys", "true")
              .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
              .config("spark.driver.memory", os.environ.get("HEADRACE_DRIVER_MEMORY", "2g"))
              # deep MQL expression trees and long plan strings need more than the default stack

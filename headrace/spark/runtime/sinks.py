@@ -38,11 +38,12 @@ class SinkPlan:
     def write(self, outputs: list[dict], dlq: list[dict], info: BatchInfo, jsonl_size: int | None) -> dict:
         """Write one batch; returns ``{"output", "dlq", "jsonl_size"}`` (counts after sink errors)."""
         sink = self.sink
+        sink_stats = None
         if sink is not None and outputs:
             if isinstance(sink, EmitSpec) and sink.path:
                 jsonl_size = _append_lines(Path(sink.path), outputs, jsonl_size)
             else:
-                refused = self._merge(outputs)
+                refused, sink_stats = self._merge(outputs)
                 if refused:
                     op = "$merge" if isinstance(sink, MergeIntoSpec) else "$emit"
                     for i, reason in refused:
@@ -59,9 +60,12 @@ class SinkPlan:
                 dlq, MergeSpec(on=("_id",), when_matched="replace"))
             if res.errors:
                 raise SinkError(f"cannot write to the DLQ {d.connection_name}:{d.db}.{d.coll}: {res.errors[0][1]}")
-        return {"output": len(outputs), "dlq": len(dlq), "jsonl_size": jsonl_size, "outputs": outputs}
+        return {"output": len(outputs), "dlq": len(dlq), "jsonl_size": jsonl_size, "outputs": outputs,
+                "sinkStats": sink_stats}
 
-    def _merge(self, outputs: list[dict]) -> list[tuple[int, str]]:
+    def _merge(self, outputs: list[dict]) -> tuple[list[tuple[int, str]], dict | None]:
+        """``$merge`` the outputs; returns the refused ones and, for a sink that keeps statistics
+        (a zoned connection's zones), what this write added to them."""
         from ...collections import open_collection
         from ...store.base import MergeSpec
 
@@ -70,8 +74,30 @@ class SinkPlan:
             spec = MergeSpec(on=s.on, when_matched=s.when_matched, when_not_matched=s.when_not_matched)
         else:
             spec = MergeSpec(on=("_id",), when_matched="replace")
-        return open_collection(self.registry, s.connection_name, str(s.db), str(s.coll)).merge_many(
-            outputs, spec).errors
+        coll = open_collection(self.registry, s.connection_name, str(s.db), str(s.coll))
+        before = coll.stats() if hasattr(coll, "stats") else None
+        errors = coll.merge_many(outputs, spec).errors
+        return errors, (None if before is None else stats_delta(before, coll.stats()))
+
+
+def stats_delta(before: Any, after: Any) -> Any:
+    """What ``after`` adds to ``before``: numbers subtracted, other values as in ``after``."""
+    if isinstance(after, dict):
+        b = before if isinstance(before, dict) else {}
+        return {k: stats_delta(b.get(k), v) for k, v in after.items()}
+    if isinstance(after, (int, float)) and not isinstance(after, bool) and isinstance(before, (int, float)):
+        return after - before
+    return after
+
+
+def stats_add(total: Any, delta: Any) -> Any:
+    """``total`` with ``delta`` added (see :func:`stats_delta`)."""
+    if isinstance(delta, dict):
+        t = total if isinstance(total, dict) else {}
+        return {**t, **{k: stats_add(t.get(k), v) for k, v in delta.items()}}
+    if isinstance(delta, (int, float)) and not isinstance(delta, bool) and isinstance(total, (int, float)):
+        return total + delta
+    return delta
 
 
 class SinkError(Exception):
@@ -94,7 +120,7 @@ def write_batch(records, plan: SinkPlan, info: BatchInfo, jsonl_size: int | None
     """Build and write a batch's documents on an executor (one job); the summary comes back.
 
     ``records`` is a DataFrame of :data:`.records.RECORD_SCHEMA`. Returns ``{"output", "dlq",
-    "late", "jsonl_size", "error"}`` plus ``"outputs"``/``"dlqDocs"`` (lists of documents) when
+    "late", "jsonl_size", "error", "sinkStats"}`` plus ``"outputs"``/``"dlqDocs"`` (lists of documents) when
     ``collect``.
     """
     ordered = records.repartition(1).sortWithinPartitions(*ORDER)

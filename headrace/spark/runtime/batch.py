@@ -1,0 +1,138 @@
+"""One micro-batch's work: what it writes, and the window rules of time-semantics.md.
+
+:class:`BatchWork` gathers what a batch writes as frames of record rows (``pieces``, see
+:mod:`.records`), written in one job at the end of the batch (:mod:`.sinks`); nothing is
+collected to the driver here but per-window counts and bounds. With a window stage it applies
+the spec's rules: late documents (judged against ``W`` after the previous batch) to the DLQ,
+on-time ones into the window state, windows closing once ``W - allowedLateness`` passes their
+end (in order of end, then start), idle-timeout timers, processing-time windows.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from ...spec.model import WindowSpec
+from ...timing import PLUS_INF, TimeState, idle_timer_due, last_window_end
+from ..stages import Env
+from ..windows import Window3, window_kind
+from ..windows.pipeline import run_window_pipeline
+from .records import RECORD_SCHEMA
+from .state import Checkpoint, EngineState, StateFile
+
+_TYPES = dict(c.split(" ", 1) for c in RECORD_SCHEMA.split(", "))
+
+
+class BatchWork:
+    def __init__(self, spark, batch_id: int, now: int, st: EngineState, window: WindowSpec | None,
+                 after: tuple, env: Env, checkpoint: Checkpoint):
+        self.spark, self.batch_id, self.now, self.st = spark, batch_id, now, st
+        self.w, self.after, self.env, self.ckpt = window, after, env, checkpoint
+        self.kind = window_kind(window) if window is not None else None
+        self.pieces: list[DataFrame] = []
+
+    # ---------------------------------------------------------------- what the batch writes
+    def _piece(self, df: DataFrame, cols: dict[str, Column]) -> None:
+        """Add rows to what the batch writes: ``cols`` over ``df``, the rest NULL, in order of step."""
+        cols = {"_ph": F.lit(len(self.pieces)), **cols}
+        self.pieces.append(df.select(*[(cols[c] if c in cols else F.lit(None)).cast(t).alias(c)
+                                       for c, t in _TYPES.items()]))
+
+    def add_rows(self, df: DataFrame) -> None:
+        """Stage outputs and failures (outside windows), in the batch's row order."""
+        self._piece(df, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
+                         "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),
+                         "raw": F.col("raw"), "_err": F.col("_err"), "_op": F.col("_op")})
+
+    # ---------------------------------------------------------------- documents into windows
+    def add_to_windows(self, work: DataFrame, w_prev: int | None) -> None:
+        w, kind = self.w, self.kind
+        self.add_rows(work.filter(F.col("_err").isNotNull()))
+        proc_time = w.boundary == "processingTime"
+        good = work.filter(F.col("_err").isNull()).withColumn("_key", kind.key(self.env))
+        order = Window.orderBy("_arr", "partition", "offset")
+        good = good.withColumn("_t", F.col("_arr") if proc_time else F.col("_et")).withColumn(
+            "_seq", F.row_number().over(order) + F.lit(self.batch_id * (1 << 32)))
+        frontier = None
+        if w_prev is not None and not proc_time:
+            frontier = w_prev - w.allowed_lateness_ms
+            late, good = kind.late(good, frontier, self.st)
+            if late is not None:
+                self._piece(late, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
+                                   "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),
+                                   "_op": F.lit(w.name), "_missed": kind.missed(F.col("_t"))})
+        keep = good.select("partition", F.col("offset").cast("long").alias("offset"),
+                           F.col("_arr").cast("long").alias("_arr"), F.col("_et").cast("long").alias("_et"),
+                           F.col("_t").cast("long").alias("_t"), F.col("_key").cast("string").alias("_key"),
+                           F.col("_seq").cast("long").alias("_seq"), "doc")
+        path = self.ckpt.state_path(self.batch_id)
+        keep.write.mode("overwrite").parquet(str(path))
+        bounds = kind.register(self.spark.read.parquet(str(path)), frontier, self.st)
+        if bounds is None:
+            import shutil
+
+            shutil.rmtree(path, ignore_errors=True)
+            return
+        self.st.files.append(StateFile(self.batch_id, bounds[0], bounds[1], str(path)))
+
+    # ---------------------------------------------------------------- closing
+    def close_event_time(self, ts: TimeState) -> None:
+        if ts.watermark is None:
+            return
+        frontier = ts.watermark - self.w.allowed_lateness_ms if ts.watermark < PLUS_INF else PLUS_INF
+        self._close([x for x in self.kind.open(self.st) if x[1] <= frontier])
+
+    def close_processing(self, now: int) -> None:
+        self._close([x for x in self.kind.open(self.st) if x[1] <= now])
+
+    def fire_timers(self, ts: TimeState, strict: bool) -> None:
+        """Idle-timeout timers due before ``now`` (``strict``), or at it."""
+        w = self.w
+        if w.idle_timeout is None or w.boundary != "eventTime":
+            return
+        while True:
+            opens = self.kind.open(self.st)
+            if not opens:
+                return
+            e = min(x[1] for x in opens)
+            due = idle_timer_due(e, ts.last, w.idle_timeout.ms)
+            if due is None or (due >= self.now if strict else due > self.now):
+                return
+            ts.raise_to(e + w.allowed_lateness_ms)
+            self.close_event_time(ts)
+
+    def _close(self, closing: list[Window3]) -> None:
+        """Run the inner pipeline over the closing windows' documents; emitted in order of end, start."""
+        if not closing:
+            return
+        closing = sorted(closing, key=lambda x: (x[1], x[0], x[2]))
+        live = [f.path for f in self.st.files if Path(f.path).exists()]
+        for x in closing:
+            self.kind.forget(self.st, x)
+        if not live:
+            return
+        j = self.kind.frame(self.spark, self.spark.read.parquet(*live), closing)
+        framed = j.select(
+            F.struct(F.timestamp_millis(F.col("_ws")).alias("start"), F.timestamp_millis(F.col("_we")).alias("end"),
+                     F.col("_key").alias("key")).alias("_w"),
+            F.col("_seq"), F.col("doc"), F.lit(None).cast("string").alias("_err"),
+            F.lit(None).cast("string").alias("_op"), F.col("_ws"), F.col("_we"), F.col("_key"))
+        out = run_window_pipeline(framed, self.w, self.after)
+        ws, we = F.unix_millis(F.col("_w.start")), F.unix_millis(F.col("_w.end"))
+        self._piece(out, {"_o1": we, "_o2": ws, "_o3": F.col("_w.key"), "_o4": F.col("_seq"), "_arr": we,
+                          "doc": F.col("doc"), "_err": F.col("_err"), "_op": F.col("_op"), "_ws": ws, "_we": we,
+                          "_wk": F.col("_w.key"), "_seq": F.col("_seq")})
+
+    def gc(self, ts: TimeState) -> None:
+        """Forget state files that no open window needs any more."""
+        w = self.w
+
+        def dead(f: StateFile) -> bool:
+            if w.boundary == "processingTime":
+                return ts.clock is not None and last_window_end(
+                    f.max_arrival, w.interval.ms, (w.hop or w.interval).ms, w.offset_ms) <= ts.clock
+            return self.kind.dead(f.max_t, ts, self.st)
+
+        self.st.files = [f for f in self.st.files if not dead(f)]

@@ -1,0 +1,30 @@
+"""A closing window's inner pipeline, then the stateless stages after the window."""
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from ...spec.model import WindowSpec
+from .. import values as V
+from ..stages import Env, apply_stages
+
+
+def run_window_pipeline(df: DataFrame, w: WindowSpec, after) -> DataFrame:
+    """``df`` holds the windows' documents framed with ``_w`` (start, end, key) and ``_seq``."""
+    from .. import window_stages as WS
+
+    meta = {"stream.window.start": V.to_variant(F.col("_w.start")),
+            "stream.window.end": V.to_variant(F.col("_w.end"))}
+    env = Env(meta=meta)
+    for st in w.pipeline:
+        if st.name == "$group":
+            df = WS.apply_group(df, st.arg, lambda root: env.ctx(root))
+        elif st.name == "$sort":
+            df = WS.apply_sort(df, st.arg)
+        elif st.name == "$limit":
+            df = WS.apply_limit(df, st.arg)
+        elif st.name == "$count":
+            df = WS.apply_count(df, st.arg)
+        else:
+            df = apply_stages(df, [st], env)
+    return apply_stages(df, after, env)

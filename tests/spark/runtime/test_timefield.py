@@ -1,0 +1,41 @@
+"""The ``timeField`` fast path gives the generic expression's instant wherever it applies, and
+applies only to the strict ISO form."""
+import pytest
+
+pytestmark = pytest.mark.spark
+
+VALUES = ["2026-11-21T10:00:00.123+00:00", "2026-11-21T10:00:00Z", "2026-11-21T10:00:00.5-03:30",
+          "2026-11-21T23:59:59.999999+05:45", "2026-11-21 10:00:00", "2026-11-21", "2026-02-30T00:00:00Z",
+          "2026-11-21T24:00:00Z", "x", 1700000000000, None]
+
+
+@pytest.mark.parametrize("tf", [{"$dateFromString": {"dateString": "$t"}}, {"$toDate": "$t"}])
+def test_fast_path_equals_generic(spark, tf):
+    from pyspark.sql import functions as F
+
+    from headrace.spark import values as V
+    from headrace.spark.docs import to_variant
+    from headrace.spark.expr import compile_expression
+    from headrace.spark.runtime.timefield import fast_event_time
+    from headrace.spark.stages import Env
+
+    df = spark.createDataFrame([(i, to_variant({"t": v} if v is not None else {})) for i, v in enumerate(VALUES)],
+                               "i int, doc variant")
+    c = compile_expression(tf, Env().ctx(where="$source.timeField"))
+    rows = df.select("i", fast_event_time(tf).alias("fast"), V.as_timestamp(c.value).alias("generic"),
+                     c.error.alias("err") if c.error is not None else F.lit(None).alias("err")).orderBy("i").collect()
+    fast = [r["fast"] for r in rows]
+    assert all(f is not None for f in fast[:4]) and all(f is None for f in fast[4:])
+    for r in rows:
+        if r["fast"] is not None:
+            assert r["fast"] == r["generic"] and r["err"] is None, VALUES[r["i"]]
+
+
+def test_other_forms_have_no_fast_path():
+    from headrace.spark.runtime.timefield import field_of
+
+    assert field_of({"$dateFromString": {"dateString": "$a.b"}}) == ["a", "b"]
+    assert field_of({"$toDate": ["$t"]}) == ["t"]
+    for tf in [{"$dateFromString": {"dateString": "$t", "format": "%Y"}}, {"$toDate": "$$NOW"}, {"$toDate": "x"},
+               {"$add": ["$t", 1]}, "$t"]:
+        assert field_of(tf) is None, tf
