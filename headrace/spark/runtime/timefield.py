@@ -46,4 +46,5 @@ def fast_event_time(time_field: Any) -> Column | None:
     # a value of another type cast to a string (a number, a date "YYYY-MM-DD HH:...") never
     # matches the strict form, so the cast needs no type test
     s = F.try_variant_get(F.col("doc"), V.variant_path(*keys), "string")
-    return F.when(s.rlike(STRICT_ISO), F.try_to_timestamp(s, F.lit(PATTERN)))
+    # MQL dates are milliseconds: truncated as the generic parse does
+    return F.when(s.rlike(STRICT_ISO), F.timestamp_millis(F.unix_millis(F.try_to_timestamp(s, F.lit(PATTERN)))))

@@ -83,14 +83,16 @@ class SampleReader(DataSourceStreamReader):
             [InputPartition((start["t0"], lo, hi))]
 
     def read(self, partition: InputPartition) -> Iterator[tuple]:
-        from ..docs import to_variant
+        """Records as JSON text (parsed on the JVM, :mod:`headrace.spark.runtime.parse`)."""
+        import json
 
         t0, lo, hi = partition.value
         for i in range(lo, hi):
             t_ms = t0 + int(i * 1000 / self.rate)
             arrival = ejson.millis_to_datetime(t_ms)
             doc = sample_record(i, self.seed, self.devices, t_ms)
-            yield ("0", i, arrival, None, to_variant(doc), None, DATA, arrival, doc["device_id"])
+            yield ("0", i, arrival, json.dumps(doc, separators=(",", ":")), None, None, DATA, arrival,
+                   doc["device_id"])
 
     def commit(self, end: dict) -> None:
         pass
