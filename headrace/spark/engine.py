@@ -241,7 +241,8 @@ class Processor:
                 work.close_processing(now)
         w_prev = ts.watermark
 
-        data = apply_stages(src.filter(F.col("kind") == DATA), self.p.before, env)
+        # ``_orig``: the document as the source gave it, for the DLQ entry of a failing stage
+        data = apply_stages(src.filter(F.col("kind") == DATA).withColumn("_orig", F.col("doc")), self.p.before, env)
         if w is None:
             work.add_rows(data)
         else:

@@ -41,9 +41,11 @@ class BatchWork:
                                        for c, t in _TYPES.items()]))
 
     def add_rows(self, df: DataFrame) -> None:
-        """Stage outputs and failures (outside windows), in the batch's row order."""
+        """Stage outputs and failures (outside windows), in the batch's row order. A failure's
+        DLQ entry carries the original document (``_orig``), not the partly transformed one."""
+        doc = F.when(F.col("_err").isNotNull(), F.col("_orig")).otherwise(F.col("doc"))
         self._piece(df, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
-                         "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),
+                         "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": doc,
                          "raw": F.col("raw"), "_err": F.col("_err"), "_op": F.col("_op")})
 
     # ---------------------------------------------------------------- documents into windows

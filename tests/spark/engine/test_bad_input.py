@@ -49,3 +49,13 @@ def test_expression_errors_and_sink_errors(spark, tmp_path):
     stored = list(open_store(tmp_path / "home" / "store").collection("t", "dlq").find())
     assert len(stored) == 2 and all("reason" in d["errInfo"] for d in stored)
     assert [d["_id"] for d in open_store(tmp_path / "home" / "store").collection("t", "c").find()] == [3, 1]
+
+
+def test_dlq_entry_of_a_failing_stage_carries_the_original_document(spark):
+    res = run_pipeline([{"$source": {"documents": [{"_id": 1, "n": "7"}, {"_id": 2, "n": "q"}]}},
+                        {"$addFields": {"added": 1}},
+                        {"$set": {"c": {"$toInt": "$n"}}}], strip_meta=True)
+    assert [d["c"] for d in res.outputs] == [7]
+    (bad,) = res.dlq
+    assert bad["doc"] == {"_id": 2, "n": "q"}          # as the source gave it, not with "added"
+    assert bad["operatorName"] == "$set" and "q" in bad["errInfo"]["reason"]
