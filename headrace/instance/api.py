@@ -46,6 +46,8 @@ def _status(exc: HeadraceError) -> int:
         return 400
     if isinstance(exc, WorkerGone):
         return 503
+    if exc.code == "WAIT_TIMEOUT":
+        return 408
     return 500
 
 
@@ -60,6 +62,14 @@ def build_app(cp: ControlPlane, tokens: Tokens) -> FastAPI:
 
         body = json.loads(json.dumps({"error": exc.to_dict()}, default=str))
         return JSONResponse(body, status_code=_status(exc))
+
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_req: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {401: "UNAUTHENTICATED", 403: "FORBIDDEN", 404: "NOT_FOUND"}.get(exc.status_code, f"HTTP_{exc.status_code}")
+        return JSONResponse({"error": {"code": code, "message": str(exc.detail)}}, status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
 
     def role_of(request: Request) -> str | None:
         auth = request.headers.get("authorization", "")
@@ -127,6 +137,14 @@ def build_app(cp: ControlPlane, tokens: Tokens) -> FastAPI:
     def timeline(name: str) -> list[dict]:
         """Counts and watermark lag sampled about once a second (the page's plots)."""
         return cp.timeline(name)
+
+    @app.get("/api/processors/{name}/wait", dependencies=[Depends(reader)], tags=["processors"])
+    def wait(name: str, request: Request, state: str | None = None,
+             timeout: float = Query(60, gt=0, le=600)) -> dict:
+        """Block until counters reach the values given as query parameters (e.g.
+        ``?inputMessageCount=80``) and the state is ``state``; 408 ``WAIT_TIMEOUT`` otherwise."""
+        want = {k: int(v) for k, v in request.query_params.items() if k.endswith("Count")}
+        return cp.wait(name, want, state, timeout)
 
     @app.get("/api/workers", dependencies=[Depends(reader)], tags=["instance"])
     def workers() -> list[dict]:

@@ -130,6 +130,13 @@ class StreamProcessor:
     def sample(self, limit: int = 20) -> dict:
         return self._c.request("GET", self._p + "/sample", params={"limit": limit})
 
+    def wait(self, timeout: float = 60, state: str | None = None, **at_least: int) -> dict:
+        """Wait until counters reach ``at_least`` (e.g. ``inputMessageCount=80``); returns stats."""
+        params: dict = {"timeout": timeout, **at_least}
+        if state:
+            params["state"] = state
+        return self._c.request("GET", self._p + "/wait", params=params)
+
     def info(self) -> dict:
         return self._c.request("GET", self._p)
 

@@ -63,6 +63,7 @@ class ControlPlane:
         self.points: dict[str, collections.deque] = {}
         self.batch_seconds: dict[str, float] = {}
         self._stop = threading.Event()
+        self.changed = threading.Condition()     # notified after every sample and lifecycle change
         self.sample_interval = sample_interval
         self._sampler = threading.Thread(target=self._sample_loop, daemon=True, name="sampler")
 
@@ -148,6 +149,7 @@ class ControlPlane:
         self.catalog.update(name, action, detail={"worker": placed.worker, "slot": placed.slot}, state="STARTED",
                             worker=placed.worker, slot=placed.slot, last_error=None)
         log.info("processor %s started on worker %d slot %d", name, placed.worker, placed.slot)
+        self._notify()
         return self._row(name).summary()
 
     def _release(self, name: str) -> None:
@@ -174,6 +176,7 @@ class ControlPlane:
             self.catalog.update(name, "stop", state="STOPPED", worker=None, slot=None,
                                 **({"last_stats": stats} if stats else {}))
             log.info("processor %s stopped", name)
+            self._notify()
             return self._row(name).summary()
 
     def drop(self, name: str) -> None:
@@ -260,6 +263,31 @@ class ControlPlane:
         self._row(name)
         return list(self.points.get(name, ()))
 
+    def wait(self, name: str, at_least: dict[str, int], state: str | None = None, timeout: float = 60) -> dict:
+        """Block until the processor's live counters reach ``at_least`` (e.g. ``{"inputMessageCount":
+        80}``) and its state is ``state`` (if given); returns its stats. Raises ``WAIT_TIMEOUT``."""
+        deadline = time.monotonic() + timeout
+
+        def ok() -> bool:
+            row = self._row(name)
+            if state is not None and row.state != state:
+                return False
+            s = self.live.get(name) if row.state == "STARTED" else row.last_stats
+            return all((s or {}).get(k, -1) is not None and (s or {}).get(k, -1) >= v for k, v in at_least.items())
+
+        with self.changed:
+            while not ok():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise HeadraceError(f"processor {name!r} did not reach {at_least} (state {state}) in {timeout} s",
+                                        code="WAIT_TIMEOUT")
+                self.changed.wait(min(left, 1.0))
+        return self.stats(name)
+
+    def _notify(self) -> None:
+        with self.changed:
+            self.changed.notify_all()
+
     def _throughput(self, name: str) -> float | None:
         pts = self.points.get(name)
         if not pts or len(pts) < 2:
@@ -301,6 +329,7 @@ class ControlPlane:
             self.catalog.update(name, "fail", detail={"reason": reason}, state="FAILED", worker=None, slot=None,
                                 last_error=reason)
             log.error("processor %s FAILED: %s", name, reason)
+            self._notify()
 
     def _sample_loop(self) -> None:
         while not self._stop.wait(self.sample_interval):
@@ -323,6 +352,7 @@ class ControlPlane:
                     pts.append({"t": round(now, 3), "input": s.get("inputMessageCount", 0),
                                 "output": s.get("outputMessageCount", 0), "dlq": s.get("dlqMessageCount", 0),
                                 "watermarkLagSeconds": _lag(s.get("watermark"))})
+            self._notify()
 
 
 def _lag(watermark: Any) -> float | None:
