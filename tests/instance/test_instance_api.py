@@ -176,3 +176,63 @@ def test_security_roles_and_secrets(inst):
     metrics = answers[6]
     assert 'headrace_processor_state{processor="keeper",state="STARTED"} 1.0' in metrics
     assert "headrace_workers 1.0" in metrics
+
+
+def _chromium() -> str:
+    import shutil
+
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    pytest.skip("the page test needs Debian's chromium package (scripts/ensure_servers.sh installs it)")
+
+
+def _browse(tmp_path, url: str, *extra: str) -> str:
+    import subprocess
+
+    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+           f"--user-data-dir={tmp_path / 'chromium-profile'}", "--virtual-time-budget=8000",
+           "--window-size=1280,1200", *(extra or ("--dump-dom",)), url]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+def test_page_in_chromium_lists_processors_and_plots_live_values(inst, tmp_path):
+    import re
+
+    from headrace.streams import create_stream
+
+    from .conftest import ARTIFACTS
+
+    create_stream(inst.home, "live", 1)
+    inst.sp.create("live", [{"$source": {"connectionName": "stream", "stream": "live", "timeField": {"$toDate": "$t"}}},
+                            {"$addFields": {"w": {"$multiply": ["$v", 2]}}},
+                            {"$emit": {"path": str(tmp_path / "live.jsonl")}}])
+    inst.sp.live.start()
+    put(inst.home, "live", [(f"k{i % 3}", i) for i in range(30)])
+    inst.sp.live.wait(inputMessageCount=30, timeout=180)
+    login = f"{inst.url}/login?token={READER}&next="
+    index = _browse(tmp_path, login + "/")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "instance-index.html").write_text(index)
+    rows = dict(re.findall(r'<tr data-name="([^"]+)">.*?class="(STARTED|STOPPED|CREATED|FAILED)"', index, re.S))
+    assert rows.get("live") == "STARTED" and rows.get("keeper") == "STARTED"
+    assert re.search(r"<td>1</td><td>\d+</td>\s*<td>SP2</td><td>(keeper|live)", index)     # the workers table
+    page = _browse(tmp_path, login + "/processors/live")
+    (ARTIFACTS / "instance-processor.html").write_text(page)
+    assert "STARTED" in page and "worker 1, slot" in page
+    points = {k: int(v) for k, v in re.findall(r'id="p-(\w+)".*?data-points="(\d+)"', page, re.S)}
+    assert points["lag"] >= 1 and points["dlq"] >= 1 and points["throughput"] >= 1, points
+    assert "<polyline" in page
+    assert re.search(r'id="p-lag"><h3>watermark lag <span class="latest">[\d.]+ s</span>', page)
+    assert '"inputMessageCount": 30' in page                      # stats
+    assert '&quot;w&quot;' in page or '"w":' in page              # recent outputs (the sample)
+    for secret in (ADMIN, READER, PG_PASSWORD):
+        assert secret not in index and secret not in page
+    for name, path in (("instance-index.png", "/"), ("instance-processor.png", "/processors/live")):
+        shot = ARTIFACTS / name
+        shot.unlink(missing_ok=True)
+        _browse(tmp_path, login + path, f"--screenshot={shot}")
+        assert shot.exists() and shot.stat().st_size > 10_000
+    inst.sp.live.drop()

@@ -1,8 +1,8 @@
 """The seed's placement example through the HTTP API with real worker processes.
 
-proc01-proc08 fill workers 1 and 2; proc09 provisions worker 3; stop proc03. (a) stop and
-restart proc09: it lands in worker 1's freed slot and worker 3's process ends. (b) from the same
-starting point, start proc10 first: it takes proc03's slot. Processors are tiny (an empty
+proc01-proc08 fill workers 1 and 2; proc09 provisions worker 3; stop proc03. (b) start proc10
+first: it takes proc03's slot; stopping it gives back the same starting point, from which (a)
+stop and restart proc09: it lands in worker 1's freed slot and worker 3's process ends. Processors are tiny (an empty
 embedded stream) and the trigger is slow, so ten queries cost little.
 """
 from __future__ import annotations
@@ -52,6 +52,18 @@ def test_seed_placement_example(make_instance):
     assert ws[0]["slots"] == ["proc01", "proc02", "proc03", "proc04"]
     assert inst.workers()[0]["slots"] == ["proc01", "proc02", None, "proc04"]
 
+    assert _where(inst)["proc09"] == (3, 1) and "proc03" not in _where(inst)
+    start_point = [w["slots"] for w in inst.workers()]
+
+    # (b) start proc10 first: it takes proc03's slot, proc09 stays on worker 3
+    st = inst.sp.proc10.start()
+    assert (st["worker"], st["slot"]) == (1, 3)
+    assert [w["slots"] for w in inst.workers()] == [["proc01", "proc02", "proc10", "proc04"],
+                                                    ["proc05", "proc06", "proc07", "proc08"],
+                                                    ["proc09", None, None, None]]
+    inst.sp.proc10.stop()                       # back to the starting point
+    assert [w["slots"] for w in inst.workers()] == start_point
+
     # (a) stop and restart proc09: worker 1's freed slot; worker 3 is deprovisioned
     inst.sp.proc09.stop()
     assert [w["id"] for w in inst.workers()] == [1, 2]
@@ -60,24 +72,9 @@ def test_seed_placement_example(make_instance):
     assert (st["worker"], st["slot"]) == (1, 3)
     assert [w["id"] for w in inst.workers()] == [1, 2]
 
-    # back to the starting point: proc03 on worker 1 slot 3, proc09 on a new worker 3, proc03 stopped
-    inst.sp.proc09.stop()
-    assert (inst.sp.proc03.start()["worker"], inst.sp.proc03.stats()["slot"]) == (1, 3)
-    st = inst.sp.proc09.start()
-    assert (st["worker"], st["slot"]) == (3, 1)
-    inst.sp.proc03.stop()
-    assert _where(inst)["proc09"] == (3, 1) and "proc03" not in _where(inst)
-
-    # (b) start proc10 first: it takes proc03's slot, proc09 stays on worker 3
-    st = inst.sp.proc10.start()
-    assert (st["worker"], st["slot"]) == (1, 3)
-    where = _where(inst)
-    assert where["proc09"] == (3, 1)
-    assert [w["slots"] for w in inst.workers()] == [["proc01", "proc02", "proc10", "proc04"],
-                                                    ["proc05", "proc06", "proc07", "proc08"],
-                                                    ["proc09", None, None, None]]
     # only running processors count: stopping all of worker 2 deprovisions it
     pid2 = inst.workers()[1]["pid"]
     for i in range(5, 9):
         inst.sp[f"proc{i:02d}"].stop()
-    assert [w["id"] for w in inst.workers()] == [1, 3] and not _alive(pid2)
+    assert [w["id"] for w in inst.workers()] == [1] and not _alive(pid2)
+    assert {p["name"]: p["state"] for p in inst.sp.list()}["proc05"] == "STOPPED"
