@@ -51,8 +51,9 @@ def _status(exc: HeadraceError) -> int:
     return 500
 
 
-def build_app(cp: ControlPlane, tokens: Tokens) -> FastAPI:
-    app = FastAPI(title="headrace instance", version="0.1.0",
+def build_app(cp: ControlPlane, tokens: Tokens, lifespan: Any = None) -> FastAPI:
+    """The API over ``cp``; ``lifespan`` (a FastAPI lifespan context) boots and ends the control plane."""
+    app = FastAPI(title="headrace instance", version="0.1.0", lifespan=lifespan,
                   description="Named stream processors on workers of 4 slots (mongosh `sp` after Atlas Stream "
                               "Processing). Bearer tokens: admin manages, reader reads.")
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -75,15 +76,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"generated {role} token (shown once): {tok}", flush=True)
     cp = ControlPlane(home, connections=args.connections, tier=args.tier, master=args.master,
                       trigger_ms=args.trigger_ms)
-    app = build_app(cp, tokens)
 
-    @app.on_event("startup")
-    def _boot() -> None:
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        # processors that were STARTED restart in the background: the API answers meanwhile
         threading.Thread(target=cp.boot, daemon=True, name="boot").start()
-
-    @app.on_event("shutdown")
-    def _down() -> None:
+        yield
         cp.shutdown()
+
+    app = build_app(cp, tokens, lifespan=lifespan)
 
     logging.getLogger("headrace.instance").info("serving on http://%s:%d (home %s)", args.host, args.port, home)
     uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="warning")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import ejson
-from ..connections import load_registry
+from ..connections import load_registry, redact
 from ..errors import HeadraceError
 from .catalog import Catalog, ProcessorRow
 from .compat import check_resume
@@ -142,8 +142,8 @@ class ControlPlane:
                    checkpoint=row.checkpoint, timeout=300)
         except HeadraceError as exc:
             self._release(name)
-            self.catalog.update(name, "fail", detail=exc.to_dict(), state="FAILED", worker=None, slot=None,
-                                last_error=str(exc))
+            self.catalog.update(name, "fail", detail=redact(exc.to_dict()), state="FAILED", worker=None,
+                                slot=None, last_error=redact(str(exc)))
             log.error("processor %s failed to start: %s", name, exc)
             raise
         self.catalog.update(name, action, detail={"worker": placed.worker, "slot": placed.slot}, state="STARTED",
@@ -320,6 +320,7 @@ class ControlPlane:
             threading.Thread(target=self._failed, args=(msg["name"], msg.get("reason", "")), daemon=True).start()
 
     def _failed(self, name: str, reason: str) -> None:
+        reason = redact(reason)
         with self.lock:
             row = self.catalog.get(name)
             if row is None or row.state != "STARTED":

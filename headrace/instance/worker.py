@@ -40,8 +40,9 @@ class Hosted:
     """One processor in this worker: the engine's Processor plus the worker's own bookkeeping
     (output/DLQ bytes, event-to-sink latency, a bounded sample of recent outputs and DLQ)."""
 
-    def __init__(self, name: str, proc: Any, ts_field: str):
+    def __init__(self, name: str, proc: Any, ts_field: str, available: Any = None):
         self.name = name
+        self.available = available      # partition -> records available at the source (for lag), or None
         self.proc = proc
         self.ts_field = ts_field
         self.sample: collections.deque = collections.deque(maxlen=SAMPLE_LIMIT)
@@ -77,9 +78,36 @@ class Hosted:
         s.update({"outputMessageSize": self.out_bytes, "dlqMessageSize": self.dlq_bytes,
                   "latencyEventToSink": {"p50": pick(0.5), "p99": pick(0.99), "unit": "ms"},
                   "inputEnded": self.proc.finished.is_set()})
+        avail = {}
+        if self.available is not None:
+            try:
+                avail = self.available()
+            except Exception:  # noqa: BLE001 - lag is best effort
+                avail = {}
         for p in s.get("partitions", []):
             p.setdefault("committed", p.get("position"))
+            n = avail.get(p.get("partition"))
+            p["lag"] = max(0, n - (p.get("position") or 0)) if n is not None else None
         return s
+
+
+def _available(parsed: Any, registry: Any) -> Any:
+    """For an embedded-stream source: a function giving each shard's record count (lag = count
+    minus position); None for other sources."""
+    src = parsed.source
+    if not src.connection_name or not src.stream:
+        return None
+    conn = registry.get(src.connection_name)
+    if conn.type != "stream":
+        return None
+    home = conn.options.get("home") or str(registry.home)
+
+    def counts() -> dict:
+        from ..streams import Stream
+
+        with Stream(home, src.stream) as s:
+            return {sh.id: s.count(sh.id) for sh in s.shards()}
+    return counts
 
 
 class Worker:
@@ -111,7 +139,7 @@ class Worker:
         parsed = parse_pipeline(pipeline)
         registry = load_registry(self.connections, self.home)
         check_connections(parsed, registry)
-        h = Hosted(name, None, parsed.source.ts_field_name)
+        h = Hosted(name, None, parsed.source.ts_field_name, _available(parsed, registry))
         kw = {"trigger_ms": self.trigger_ms} if self.trigger_ms else {}
         h.proc = Processor(parsed, RunOptions(name=name, checkpoint=Path(checkpoint), registry=registry,
                                               on_output=h.on_output, on_dlq=h.on_dlq, spark_master=self.master,

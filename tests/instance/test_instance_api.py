@@ -70,6 +70,14 @@ def test_stop_in_open_windows_then_start_equals_uninterrupted_run(inst, tmp_path
     s = inst.sp.stp.stats(verbose=True)
     assert s["state"] == "STOPPED" and s["stateSize"] > 0 and s["lastCheckpoint"]   # open windows saved
     assert s["inputMessageCount"] == len(a)
+    for key in ("inputMessageSize", "outputMessageCount", "outputMessageSize", "dlqMessageCount", "dlqMessageSize",
+                "watermark", "watermarkHeldBackBy", "latency", "latencyEventToSink", "worker", "slot"):
+        assert key in s, key
+    parts = {p["partition"]: p for p in s["partitions"]}
+    assert sorted(parts) == ["shard-000000", "shard-000001"]
+    assert sum(p["position"] for p in parts.values()) == len(a)
+    for p in parts.values():
+        assert p["committed"] == p["position"] and p["lag"] == 0 and p["watermark"] and "idle" in p
     b = [(f"k{i % 4}", i) for i in range(36, 75)] + [(k, 200) for k in ("k0", "k1", "k2", "k3")]
     put(inst.home, "ev", b)
     inst.sp.ref.wait(inputMessageCount=len(a) + len(b), timeout=180)
@@ -236,3 +244,28 @@ def test_page_in_chromium_lists_processors_and_plots_live_values(inst, tmp_path)
         _browse(tmp_path, login + path, f"--screenshot={shot}")
         assert shot.exists() and shot.stat().st_size > 10_000
     inst.sp.live.drop()
+
+
+def test_cli_and_python_client(inst):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import headrace
+
+    assert headrace.Client is not None and isinstance(headrace.Client(inst.url, READER).sp.list(), list)
+    env = {**os.environ, "HEADRACE_URL": inst.url, "HEADRACE_TOKEN": READER}
+    run = lambda *a: subprocess.run([sys.executable, "-m", "headrace.cli", "sp", *a], env=env,  # noqa: E731
+                                    capture_output=True, text=True, timeout=60)
+    r = run("list")
+    assert r.returncode == 0 and "keeper" in {p["name"] for p in json.loads(r.stdout)}
+    r = run("workers")
+    assert r.returncode == 0 and json.loads(r.stdout)[0]["slots"][0] == "keeper"
+    r = run("stats", "keeper")
+    assert r.returncode == 0 and json.loads(r.stdout)["state"] == "STARTED"
+    r = run("stop", "keeper")                       # a reader may not
+    assert r.returncode == 2 and "FORBIDDEN" in r.stderr
+    r = run("--token", ADMIN, "stats", "ghost")
+    assert r.returncode == 2 and "PROCESSOR_NOT_FOUND" in r.stderr
+    assert READER not in r.stdout + r.stderr
