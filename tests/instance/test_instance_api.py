@@ -92,6 +92,7 @@ def test_stop_in_open_windows_then_start_equals_uninterrupted_run(inst, tmp_path
     for n in ("ref", "stp"):
         inst.sp[n].drop()
     assert "stp" not in {p["name"] for p in inst.sp.list()}
+    assert not (inst.home / "instance" / "checkpoints" / "stp").exists()     # drop removes the checkpoint
 
 
 def test_modify_resume_refused_for_window_change_accepted_for_addfields(inst, tmp_path):
