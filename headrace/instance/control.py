@@ -229,7 +229,7 @@ class ControlPlane:
         row = self._row(name)
         s: dict = {}
         w = self.workers.get(row.worker or -1) if row.state == "STARTED" else None
-        if w is not None:
+        if w is not None and w.ready.is_set():
             try:
                 s = w.call("stats", name=name, verbose=verbose, timeout=30)
             except HeadraceError:
@@ -246,9 +246,14 @@ class ControlPlane:
     def sample(self, name: str, limit: int = 20) -> dict:
         row = self._row(name)
         w = self.workers.get(row.worker or -1) if row.state == "STARTED" else None
-        if w is None:
+        if w is None or not w.ready.is_set():
             return {"outputs": [], "dlq": [], "state": row.state}
-        return {**w.call("sample", name=name, limit=limit, timeout=30), "state": row.state}
+        try:
+            return {**w.call("sample", name=name, limit=limit, timeout=30), "state": row.state}
+        except HeadraceError as exc:
+            if exc.code not in ("NOT_RUNNING", "WORKER_GONE"):
+                raise
+            return {"outputs": [], "dlq": [], "state": row.state}
 
     def workers_list(self) -> list[dict]:
         snap = self.placement.snapshot()
