@@ -35,7 +35,9 @@ def free_port() -> int:
 
 
 class Instance:
-    def __init__(self, base: Path, *, trigger_ms: int | None = None, connections: str | None = None):
+    def __init__(self, base: Path, *, trigger_ms: int | None = None, connections: str | None = None,
+                 env_tokens: bool = True):
+        self.env_tokens = env_tokens
         self.home = base / "home"
         self.base = base
         self.trigger_ms = trigger_ms
@@ -53,7 +55,9 @@ class Instance:
             cmd += ["--trigger-ms", str(self.trigger_ms)]
         if self.connections:
             cmd += ["--connections", self.connections]
-        env = {**os.environ, "HEADRACE_ADMIN_TOKEN": ADMIN, "HEADRACE_READER_TOKEN": READER}
+        env = {k: v for k, v in os.environ.items() if k not in ("HEADRACE_ADMIN_TOKEN", "HEADRACE_READER_TOKEN")}
+        if self.env_tokens:
+            env.update({"HEADRACE_ADMIN_TOKEN": ADMIN, "HEADRACE_READER_TOKEN": READER})
         with open(self.out, "ab") as f:
             self.proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=self.base)
         deadline = time.monotonic() + 60
