@@ -6,3 +6,12 @@ Layers, pure Python first and Spark last:
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """``headrace.Client``: the instance's HTTP client (imported on first use)."""
+    if name == "Client":
+        from .instance.client import Client
+
+        return Client
+    raise AttributeError(name)

@@ -15,7 +15,7 @@ from typing import Callable
 from .errors import HeadraceError
 
 #: Packages that add subcommands: each has ``cli.register(subparsers)``.
-PLUGINS = ("headrace.streams.cli", "headrace.zones.cli")
+PLUGINS = ("headrace.streams.cli", "headrace.zones.cli", "headrace.instance.cli")
 
 
 def _fail(err: Exception, code: int = 2) -> int:
