@@ -176,7 +176,9 @@ class SparkRunner:
 
 
 def write_batch(ch: Channel, name: str, upstream: list[str], ckpt: str, batch_df: Any, batch_id: int) -> None:
-    """The ``foreachBatch`` body: produced records and the manifest of batch ``batch_id``."""
+    """The ``foreachBatch`` body: produced records and the manifest of batch ``batch_id``.
+    ``HEADRACE_KEYED_KILL_AFTER=<computation>:<batch>`` (tests only) kills the process group with
+    SIGKILL right after that batch's files are written, before Spark commits it."""
     pdf = batch_df.toPandas()
     got = read_offset(ckpt, batch_id)
     src = got[1] if got else {}
@@ -198,7 +200,14 @@ def write_batch(ch: Channel, name: str, upstream: list[str], ckpt: str, batch_df
     w = max(int(prev.get("w", defaults.NEG_INF_MS)), iw)
     first = min(timers) if timers else None
     lw = iw if first is None else min(iw, first)
-    ch.write_batch(name, batch_id, recs, {
+    crash = os.environ.get("HEADRACE_KEYED_KILL_AFTER")   # fault injection for the crash tests
+    ch_write = ch.write_batch
+    ch_write(name, batch_id, recs, {
         "lw": lw, "iw": iw, "w": w, "clock": max(clock, int(prev.get("clock", 0))),
         "timers": sorted(timers.items()), "due": first is not None and first <= w,
         "tick": int(src.get("tick", 0)), "positions": positions})
+    if crash == f"{name}:{batch_id}":
+        import signal
+
+        # kill -9 of the whole process group (driver and JVM): outputs written, commit not yet
+        os.killpg(os.getpgid(0), signal.SIGKILL)
