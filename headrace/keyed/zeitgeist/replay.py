@@ -67,15 +67,14 @@ def detect(path: "str | Path", params: ModelParams | None = None, lateness_ms: i
     if engine == "spark":
         return _detect_spark(path, topo, batch_ms, workdir)
     r = ReferenceRunner(topo)
-    n = 0
+    n = clock = 0
     for clock, recs in batches(path, batch_ms):
         r.inject("searches", recs, clock)
         r.run()
         n += len(recs)
         if on_batch:
             on_batch(n)
-    last = r.inj["searches"].lw
-    r.inject("searches", [], max(clock for clock, _ in [(r.comps["model"].clock, 0)]) + batch_ms, end=True)
+    r.inject("searches", [], clock + batch_ms, end=True)   # end of input: every bucket closes
     r.run()
     recs = [(x.key, x.value, x.timestamp) for x in r.output("anomalies")]
     return periods(recs), r.stats()
@@ -99,9 +98,10 @@ def _detect_spark(path, topo, batch_ms: int, workdir: str | None) -> tuple[list[
 
 def live(stream: str, home: str | None, params: ModelParams | None, lateness_ms: int, duration_s: float,
          emit: Callable[[dict], None], batch_ms: int = defaults.REPLAY_BATCH_MS,
-         time_field: str = "ts") -> dict:
+         time_field: str = "ts", idle_timeout_ms: int = 10_000) -> dict:
     """Run on an embedded stream (records ``{"id", "query", "dc"?, "ts"?}``; each shard is a
-    watermark partition; event time from ``time_field``, else the arrival stamp) with the wall
+    watermark partition, idle after ``idle_timeout_ms`` without records; event time from
+    ``time_field``, else the arrival stamp) with the wall
     clock, one batch per ``batch_ms``, for ``duration_s`` seconds; ``emit`` each anomaly line
     (``open`` lines have ``end: null``, then the closed period)."""
     from ...streams import Stream
@@ -110,7 +110,7 @@ def live(stream: str, home: str | None, params: ModelParams | None, lateness_ms:
     shards = sorted(s.meta().shards)
     topo = topology(lateness_ms, params)
     topo.injectors["searches"] = type(topo.injectors["searches"])(
-        "searches", ("queries",), tuple(shards), lateness_ms, None, True)
+        "searches", ("queries",), tuple(shards), lateness_ms, idle_timeout_ms, True)
     r = ReferenceRunner(topo)
     pos = {sh: 0 for sh in shards}
     seen = 0
