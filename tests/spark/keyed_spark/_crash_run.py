@@ -6,7 +6,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
-from tests.spark.keyed.topologies import batches, counting_topology  # noqa: E402
+from tests.spark.keyed_spark.topologies import batches, counting_topology  # noqa: E402
 
 from headrace.spark.keyed.runner import SparkRunner  # noqa: E402
 
