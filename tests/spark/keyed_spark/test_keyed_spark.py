@@ -100,3 +100,20 @@ def test_kill_minus_9_mid_run_then_restart_applies_every_record_once(tmp_path):
     assert _per_window(out["counts"]) == _per_window(ref_counts)
     assert sorted((k, v["start"]) for k, v, _ in out["counts"]) == sorted((k, v["start"]) for k, v, _ in ref_counts)
     assert sum(v["count"] for _, v, _ in out["counts"]) == sum(len(r) for r, _ in data)
+
+
+@pytest.mark.skipif(os.environ.get("HEADRACE_LONG_TESTS") != "1", reason="long variant: HEADRACE_LONG_TESTS=1")
+def test_zeitgeist_on_spark_reports_the_reference_runners_periods(spark, tmp_path):
+    from headrace.keyed.zeitgeist.detector import ModelParams
+    from headrace.keyed.zeitgeist.generate import GenParams, generate
+    from headrace.keyed.zeitgeist.replay import detect
+
+    f = tmp_path / "z.jsonl"
+    generate(f, GenParams(seed=9, minutes=3, queries=6, quiet_minutes=1.5, tail_minutes=0.5, dur_min_s=20,
+                          dur_max_s=30, anomalies=3))
+    params = ModelParams(warmup_ms=60_000)
+    ref, _ = detect(f, params)
+    got, stats = detect(f, params, engine="spark", workdir=str(tmp_path / "topo"))
+    assert ref and [(d["query"], d["kind"], d["start"], d["end"]) for d in got] == \
+        [(d["query"], d["kind"], d["start"], d["end"]) for d in ref]
+    assert stats["computations"]["model"]["lowWatermark"] == 9_000_000_000_000
