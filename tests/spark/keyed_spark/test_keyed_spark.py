@@ -102,7 +102,6 @@ def test_kill_minus_9_mid_run_then_restart_applies_every_record_once(tmp_path):
     assert sum(v["count"] for _, v, _ in out["counts"]) == sum(len(r) for r, _ in data)
 
 
-@pytest.mark.skipif(os.environ.get("HEADRACE_LONG_TESTS") != "1", reason="long variant: HEADRACE_LONG_TESTS=1")
 def test_zeitgeist_on_spark_reports_the_reference_runners_periods(spark, tmp_path):
     from headrace.keyed.zeitgeist.detector import ModelParams
     from headrace.keyed.zeitgeist.generate import GenParams, generate
