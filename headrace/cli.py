@@ -1,7 +1,8 @@
 """The ``headrace`` command line.
 
 Subcommands: ``process`` (ephemeral run), ``demo``, ``explain``, ``connections``; ``stream``
-(sharded streams) and ``zones`` (zone-aware writes) register themselves from their packages.
+(sharded streams), ``zones`` (zone-aware writes), ``serve`` and ``sp`` (the instance) and
+``zeitgeist`` (keyed computations) register themselves from their packages.
 Exit codes: 0 ok, 1 runtime failure, 2 invalid input (pipeline, options, configuration).
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Callable
 from .errors import HeadraceError
 
 #: Packages that add subcommands: each has ``cli.register(subparsers)``.
-PLUGINS = ("headrace.streams.cli", "headrace.zones.cli", "headrace.instance.cli")
+PLUGINS = ("headrace.streams.cli", "headrace.zones.cli", "headrace.instance.cli", "headrace.keyed.zeitgeist.cli")
 
 
 def _fail(err: Exception, code: int = 2) -> int:
