@@ -121,6 +121,33 @@ def parse_duration(v: Any, c: _Ctx, *path: Any, allow_zero: bool = False) -> Dur
     return Duration(size, unit)
 
 
+OFFSET_FORM = '{"offsetFromUtc": <int>, "unit": "ms" | "second" | "minute" | "hour" | "day"}'
+
+
+def parse_offset(v: Any, c: _Ctx, *path: Any) -> int:
+    """A window ``offset`` as Atlas Stream Processing writes it, in milliseconds:
+    ``{"offsetFromUtc": <int>, "unit": <unit>}`` (negative offsets allowed). The duration form
+    ``{size, unit}`` is refused with ``WINDOW_OFFSET_FORM``, showing the right form."""
+    d = _obj(v, c, *path, what=OFFSET_FORM)
+    if "size" in d and "offsetFromUtc" not in d:
+        raise c.err("WINDOW_OFFSET_FORM", "a window offset is written {offsetFromUtc, unit}, not {size, unit}",
+                    *path, expected=OFFSET_FORM, found=d)
+    _keys(d, ("offsetFromUtc", "unit"), c, *path)
+    if "offsetFromUtc" not in d or "unit" not in d:
+        missing = "offsetFromUtc" if "offsetFromUtc" not in d else "unit"
+        raise c.err("MISSING_OPTION", f"offset is missing '{missing}'", *path, missing, expected=OFFSET_FORM, found=d)
+    size, unit = d["offsetFromUtc"], d["unit"]
+    if isinstance(size, float) and size.is_integer():
+        size = int(size)
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise c.err("TYPE_MISMATCH", "offsetFromUtc must be an integer", *path, "offsetFromUtc",
+                    expected="an integer", found=size)
+    if unit not in UNIT_MS:
+        raise c.err("BAD_VALUE", "unknown offset unit", *path, "unit",
+                    expected="one of " + ", ".join(map(repr, UNIT_MS)), found=unit)
+    return size * UNIT_MS[unit]
+
+
 def _expression(v: Any, c: _Ctx, *path: Any) -> None:
     from ..mql.expressions import validate_expression
 
@@ -324,7 +351,7 @@ def parse_window(name: str, arg: Any, c: _Ctx) -> WindowSpec:
     gap = parse_duration(d["gap"], c, "gap") if "gap" in d else None
     if "partitionBy" in d:
         _expression(d["partitionBy"], c, "partitionBy")
-    offset = parse_duration(d["offset"], c, "offset", allow_zero=True).ms if "offset" in d else 0
+    offset = parse_offset(d["offset"], c, "offset") if "offset" in d else 0
     boundary = _str(d["boundary"], c, "boundary", allowed=("eventTime", "processingTime")) \
         if "boundary" in d else defaults.BOUNDARY
     if boundary == "processingTime":

@@ -73,3 +73,29 @@ def test_emit_to_file_and_options():
     assert isinstance(p.sink, EmitSpec) and p.sink.path == "/tmp/x.jsonl" and p.options.stream_meta is False
     assert err({"pipeline": [SRC], "options": {"dlq": {"db": "d"}}}).code == "MISSING_OPTION"
     assert err({"pipeline": [SRC], "extra": 1}).code == "PIPELINE_SHAPE"
+
+
+# ------------------------------------------------------------------ window offset (ASP form)
+
+@pytest.mark.parametrize("kind,extra", [("$tumblingWindow", {}),
+                                        ("$hoppingWindow", {"hopSize": {"size": 5, "unit": "second"}})])
+def test_window_offset_in_the_atlas_form(kind, extra):
+    p = parse_pipeline([SRC, {kind: {**WIN, **extra, "offset": {"offsetFromUtc": 2, "unit": "second"}}}])
+    assert p.window.offset_ms == 2000
+    p = parse_pipeline([SRC, {kind: {**WIN, **extra, "offset": {"offsetFromUtc": -1, "unit": "hour"}}}])
+    assert p.window.offset_ms == -3_600_000
+
+
+@pytest.mark.parametrize("offset,code,path", [
+    ({"size": 2, "unit": "second"}, "WINDOW_OFFSET_FORM", "offset"),
+    ({"offsetFromUtc": 2}, "MISSING_OPTION", "offset.unit"),
+    ({"offsetFromUtc": 1.5, "unit": "second"}, "TYPE_MISMATCH", "offset.offsetFromUtc"),
+    ({"offsetFromUtc": 1, "unit": "week"}, "BAD_VALUE", "offset.unit"),
+    ({"offsetFromUtc": 1, "unit": "second", "size": 1}, "UNKNOWN_OPTION", "offset.size"),
+])
+def test_window_offset_refusals(offset, code, path):
+    e = err([SRC, {"$tumblingWindow": {**WIN, "offset": offset}}])
+    assert e.code == code, str(e)
+    assert e.where.path == path
+    if code == "WINDOW_OFFSET_FORM":
+        assert '{"offsetFromUtc": <int>, "unit"' in str(e)
