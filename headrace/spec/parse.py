@@ -6,6 +6,7 @@ window stage; one sink last (``$merge`` or ``$emit``), optional in ephemeral run
 """
 from __future__ import annotations
 
+import decimal
 import json
 from pathlib import Path
 from typing import Any, Callable
@@ -477,6 +478,33 @@ def _stage_pair(s: Any, c: _Ctx | None, *path: Any) -> tuple[str, Any]:
     return name, arg
 
 
+#: single-key Extended JSON wrappers that stand for one typed BSON value
+EJSON_WRAPPERS = ("$date", "$oid", "$numberLong", "$numberInt", "$numberDouble", "$numberDecimal", "$minKey",
+                  "$maxKey", "$binary", "$timestamp")
+
+
+def typed_constants(v: Any, c: _Ctx, *path: Any) -> Any:
+    """``v`` with every Extended JSON constant (``{"$date": ...}``, ``{"$numberDecimal": "1.5"}``,
+    ``{"$numberLong": "5"}``, ``{"$oid": ...}`` ...) replaced by its typed value of the
+    :mod:`headrace.ejson` value model, so expressions, queries and stage options see typed
+    literals (the spec reads pipelines as Extended JSON; mongosh's ``NumberDecimal("1.5")`` is
+    ``{"$numberDecimal": "1.5"}``). A malformed wrapper is ``BAD_VALUE`` at its path."""
+    if isinstance(v, list):
+        return [typed_constants(x, c, *path, i) for i, x in enumerate(v)]
+    if not isinstance(v, dict):
+        return v
+    if (len(v) == 1 and next(iter(v)) in EJSON_WRAPPERS) or (len(v) == 2 and set(v) == {"$binary", "$type"}):
+        try:
+            out = ejson.from_plain(v)
+        except (ejson.EJSONError, ValueError, TypeError, decimal.InvalidOperation) as exc:
+            key = next(iter(v))
+            raise c.err("BAD_VALUE", f"invalid Extended JSON {key}: {exc}", *path, key,
+                        expected=f"a valid {key} value", found=v[key]) from None
+        if not isinstance(out, dict):
+            return out
+    return {k: typed_constants(x, c, *path, k) for k, x in v.items()}
+
+
 def parse_pipeline(obj: Any) -> Pipeline:
     """Validate a whole pipeline (and options) before anything runs."""
     options: Any = {}
@@ -500,6 +528,7 @@ def parse_pipeline(obj: Any) -> Pipeline:
     for pos, s in enumerate(stages):
         name, arg = _stage_pair(s, None, pos)
         c = _Ctx(pos, name)
+        arg = typed_constants(arg, c)
         if sink is not None:
             raise c.err("STAGE_ORDER", f"{name} comes after the sink; the sink must be the last stage",
                         expected="no stage after $merge/$emit", found=name)

@@ -99,3 +99,27 @@ def test_window_offset_refusals(offset, code, path):
     assert e.where.path == path
     if code == "WINDOW_OFFSET_FORM":
         assert '{"offsetFromUtc": <int>, "unit"' in str(e)
+
+
+# ------------------------------------------------------------------ Extended JSON constants
+
+def test_extended_json_constants_are_typed_literals():
+    import datetime as dt
+    import decimal
+
+    from headrace import ejson
+
+    p = parse_pipeline([SRC, {"$project": {"x": {"$toInt": {"$numberDecimal": "1.5"}},
+                                           "d": {"$dayOfYear": {"$date": "2014-03-01T08:00:00Z"}}}},
+                        {"$match": {"_id": {"$ne": {"$oid": "5ab9cbe531c2ab715d42129e"}},
+                                    "n": {"$in": [{"$numberLong": "5"}, {"$numberDouble": "2.5"}]}}}])
+    proj, match = p.before
+    assert proj.arg["x"] == {"$toInt": decimal.Decimal("1.5")}
+    assert proj.arg["d"] == {"$dayOfYear": dt.datetime(2014, 3, 1, 8, tzinfo=dt.timezone.utc)}
+    assert match.arg["_id"] == {"$ne": ejson.ObjectId("5ab9cbe531c2ab715d42129e")}
+    assert [type(v) for v in match.arg["n"]["$in"]] == [ejson.Int64, float]
+
+
+def test_malformed_extended_json_constant():
+    e = err([SRC, {"$addFields": {"a": {"$add": [{"$date": "not a date"}, 1]}}}])
+    assert e.code == "BAD_VALUE" and e.where.path == "a.$add.0.$date"
