@@ -140,3 +140,15 @@ def test_trigonometry_and_bits(spark):
 
 def test_smaller_differences(spark):
     run(spark, SMALLER)
+
+
+REGEX = [
+    ({}, {"$regexFind": {"input": "abc", "regex": "(x)?(a)"}}, {"match": "a", "idx": 0, "captures": [None, "a"]}),
+    ({}, {"$regexFind": {"input": "bcd", "regex": "(a*)b"}}, {"match": "b", "idx": 0, "captures": [""]}),
+    ({}, {"$regexFindAll": {"input": "ab b", "regex": "(a)?b"}},
+     [{"match": "ab", "idx": 0, "captures": ["a"]}, {"match": "b", "idx": 3, "captures": [None]}]),
+]
+
+
+def test_unmatched_capture_groups_are_null(spark):
+    run(spark, REGEX)
