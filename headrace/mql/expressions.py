@@ -360,6 +360,32 @@ def _check_dfs(arg: dict, path: str) -> None:
 NotYet = NotSupportedYet
 
 
+def _check_sort_by(arg: dict, path: str) -> None:
+    sb = arg["sortBy"]
+    ok = sb in (1, -1) and not isinstance(sb, bool) or (
+        isinstance(sb, dict) and sb and all(isinstance(k, str) and not k.startswith("$") and v in (1, -1)
+                                            and not isinstance(v, bool) for k, v in sb.items()))
+    if not ok:
+        raise _bad(f"{path}.sortBy", "sortBy must be 1, -1 or a document of field: 1 | -1",
+                   "1, -1 or {field: 1 | -1, ...}", sb)
+
+
+def _check_method(arg: dict, path: str) -> None:
+    m = arg["method"]
+    if m == "continuous":
+        raise NotYet("EXPR_NOT_SUPPORTED_YET", "method 'continuous' is not supported yet", path=f"{path}.method",
+                     expected="'approximate' or 'discrete'", found=m)
+    if m not in ("approximate", "discrete"):
+        raise _bad(f"{path}.method", "unknown percentile method", "'approximate'", m)
+
+
+def _check_percentile(arg: dict, path: str) -> None:
+    _check_method(arg, path)
+    const, p = _const_value(arg["p"])
+    if const and (not isinstance(p, list) or not p or not all(_is_num(x) and 0 <= float(x) <= 1 for x in p)):
+        raise _bad(f"{path}.p", "p must be an array of numbers between 0 and 1", "[<number in [0, 1]>, ...]", p)
+
+
 # -------------------------------------------------------------------------------- the table
 
 A, N = "arithmetic", None
@@ -424,10 +450,30 @@ OPERATORS: dict[str, Spec] = {
     "$zip": _obj({"inputs"}, {"useLongestLength", "defaults"}, "arrays"),
     "$sum": _list(0, N, "arrays"), "$avg": _list(0, N, "arrays"), "$min": _list(0, N, "arrays"),
     "$max": _list(0, N, "arrays"),
+    # sets
+    "$setUnion": _list(0, N, "sets"), "$setIntersection": _list(0, N, "sets"),
+    "$setDifference": _list(2, 2, "sets"), "$setEquals": _list(2, N, "sets"),
+    "$setIsSubset": _list(2, 2, "sets"), "$allElementsTrue": _list(1, 1, "sets"),
+    "$anyElementTrue": _list(1, 1, "sets"),
+    # ranking and statistics over arrays
+    "$sortArray": _obj({"input", "sortBy"}, (), "array_stats", _check_sort_by),
+    **{op: _obj({"input", "n"}, (), "array_stats") for op in ("$firstN", "$lastN", "$maxN", "$minN")},
+    "$median": _obj({"input", "method"}, (), "array_stats", _check_method),
+    "$percentile": _obj({"input", "p", "method"}, (), "array_stats", _check_percentile),
+    "$stdDevPop": _list(0, N, "array_stats"), "$stdDevSamp": _list(0, N, "array_stats"),
+    # trigonometry
+    **{op: _list(1, 1, "trig") for op in (
+        "$sin", "$cos", "$tan", "$asin", "$acos", "$atan", "$sinh", "$cosh", "$tanh", "$asinh", "$acosh",
+        "$atanh", "$degreesToRadians", "$radiansToDegrees")},
+    "$atan2": _list(2, 2, "trig"),
+    # bits
+    **{op: _list(0, N, "bits") for op in ("$bitAnd", "$bitOr", "$bitXor")},
+    "$bitNot": _list(1, 1, "bits"),
     # objects
     "$mergeObjects": _list(0, N, "objects"),
     "$getField": Spec("get_field", family="objects", check=_check_get_field),
     "$setField": _obj({"field", "input", "value"}, (), "objects", _check_get_field),
+    "$unsetField": _obj({"field", "input"}, (), "objects", _check_get_field),
     # variables, literals, metadata
     "$let": _obj({"vars", "in"}, (), "variables"),
     "$literal": Spec("any", family="literal"),
@@ -674,19 +720,22 @@ def _validate_operator(op: str, arg: Any, path: str, vs: frozenset[str]) -> None
                 raise _bad(_join(path, "defaults"), "defaults need useLongestLength: true",
                            "useLongestLength: true with defaults", arg["defaults"])
             _validate(arg["defaults"], _join(path, "defaults"), vs)
-    elif op == "$setField":
+    elif op in ("$setField", "$unsetField"):
         spec.check(arg, path)
         _validate(arg["input"], _join(path, "input"), vs)
-        _validate(arg["value"], _join(path, "value"), vs)
+        if "value" in arg:
+            _validate(arg["value"], _join(path, "value"), vs)
         return
     else:
         for k, x in arg.items():
+            if op == "$sortArray" and k == "sortBy":
+                continue  # a sort specification (field paths may be dotted), checked by _check_sort_by
             if op in ("$dateToParts",) and k == "iso8601":
                 ok, v = _const_value(x)
                 if ok and not isinstance(v, bool):
                     raise _bad(_join(path, k), "iso8601 must be a boolean", "true or false", v)
             _validate(x, _join(path, k), vs)
-    if spec.check and op not in ("$switch", "$setField"):
+    if spec.check and op not in ("$switch", "$setField", "$unsetField"):
         spec.check(arg, path)
 
 

@@ -8,11 +8,11 @@ already failed (``_err`` not NULL) pass through untouched and take no part in th
 
 - :func:`apply_group`: one row per (window, group); ``doc`` = ``{_id, <field>: <accumulated>}``;
   ``_seq`` = the smallest ``_seq`` of the group (so groups come out in order of first arrival);
-  ``_err`` = the first (by ``_seq``) per-document accumulator error among the group's documents
-  (an expression error, ``$mergeObjects`` of a non-document), else a per-group error (``n`` not
-  a positive integer, decimal overflow), prefixed with ``$group.<field>: ``. A document whose
-  ``_id`` expression fails joins no group: it is passed on as a failed row (its own ``doc`` and
-  ``_seq``, ``_err`` prefixed ``$group._id: ``). On group rows, ``_op`` is ``"$group"`` when
+  ``_err`` = a per-group error (``n`` not a positive integer, decimal overflow), prefixed with
+  ``$group.<field>: ``. A document whose ``_id`` expression or accumulator input fails (an
+  expression error, ``$mergeObjects`` of a non-document) joins no group: it is passed on as a
+  failed row (its own ``doc`` and ``_seq``, ``_err`` prefixed ``$group._id: `` or
+  ``$group.<field>: ``) and the groups are computed from the other documents. On group rows, ``_op`` is ``"$group"`` when
   ``_err`` is set, other extra columns take the value of the group's first document.
   Groups are formed by MQL equality of ``_id`` (``1``, ``1.0`` and ``NumberLong(1)`` are one
   group; missing is null); the output ``_id`` is the first arrival's value.
@@ -90,19 +90,21 @@ def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx])
         rows = rows.withColumns(derived)
     rows = rows.withColumn("_rerr", first_error(*checks) if checks else F.lit(None).cast("string"))
 
+    # a document whose _id or accumulator input fails joins no group: it fails alone
     id_failed = None
-    if gid.error is not None:
-        id_failed = rows.filter(F.col("_gerr").isNotNull()).select(
-            "_w", "_seq", "doc", F.col("_gerr").alias("_err"), *extras)
+    doc_err = F.coalesce(F.col("_gerr"), F.col("_rerr"))
+    if gid.error is not None or checks:
+        id_failed = rows.filter(doc_err.isNotNull()).select(
+            "_w", "_seq", "doc", doc_err.alias("_err"), *extras)
         if "_op" in extras:
             id_failed = id_failed.withColumn("_op", F.lit("$group"))
-        rows = rows.filter(F.col("_gerr").isNull())
+        rows = rows.filter(doc_err.isNull())
     # groups by MQL equality of _id (sort keys); a constant _id makes one group per window
     gk = F.lit(0) if is_constant(spec["_id"]) else V.sort_key(F.col("_gid"))
     rows = rows.withColumn("_gk", gk)
 
     aggs = [F.min("_seq").alias("_seq"), F.min_by("_gid", "_seq").alias("_id"),
-            F.min_by("_rerr", F.when(F.col("_rerr").isNotNull(), F.col("_seq"))).alias("_rerr")]
+            F.lit(None).cast("string").alias("_rerr")]
     aggs += [F.min_by(c, "_seq").alias(c) for c in extras if c != "_op"]
     for _, pre, a in accs:
         aggs += [fn(lambda n, pre=pre: F.col(pre + n)).alias(pre + n) for n, fn in a.aggs.items()]

@@ -6,6 +6,7 @@ window stage; one sink last (``$merge`` or ``$emit``), optional in ephemeral run
 """
 from __future__ import annotations
 
+import decimal
 import json
 from pathlib import Path
 from typing import Any, Callable
@@ -119,6 +120,33 @@ def parse_duration(v: Any, c: _Ctx, *path: Any, allow_zero: bool = False) -> Dur
         raise c.err("BAD_VALUE", "unknown duration unit", *path, "unit",
                     expected="one of " + ", ".join(map(repr, UNIT_MS)), found=unit)
     return Duration(size, unit)
+
+
+OFFSET_FORM = '{"offsetFromUtc": <int>, "unit": "ms" | "second" | "minute" | "hour" | "day"}'
+
+
+def parse_offset(v: Any, c: _Ctx, *path: Any) -> int:
+    """A window ``offset`` as Atlas Stream Processing writes it, in milliseconds:
+    ``{"offsetFromUtc": <int>, "unit": <unit>}`` (negative offsets allowed). The duration form
+    ``{size, unit}`` is refused with ``WINDOW_OFFSET_FORM``, showing the right form."""
+    d = _obj(v, c, *path, what=OFFSET_FORM)
+    if "size" in d and "offsetFromUtc" not in d:
+        raise c.err("WINDOW_OFFSET_FORM", "a window offset is written {offsetFromUtc, unit}, not {size, unit}",
+                    *path, expected=OFFSET_FORM, found=d)
+    _keys(d, ("offsetFromUtc", "unit"), c, *path)
+    if "offsetFromUtc" not in d or "unit" not in d:
+        missing = "offsetFromUtc" if "offsetFromUtc" not in d else "unit"
+        raise c.err("MISSING_OPTION", f"offset is missing '{missing}'", *path, missing, expected=OFFSET_FORM, found=d)
+    size, unit = d["offsetFromUtc"], d["unit"]
+    if isinstance(size, float) and size.is_integer():
+        size = int(size)
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise c.err("TYPE_MISMATCH", "offsetFromUtc must be an integer", *path, "offsetFromUtc",
+                    expected="an integer", found=size)
+    if unit not in UNIT_MS:
+        raise c.err("BAD_VALUE", "unknown offset unit", *path, "unit",
+                    expected="one of " + ", ".join(map(repr, UNIT_MS)), found=unit)
+    return size * UNIT_MS[unit]
 
 
 def _expression(v: Any, c: _Ctx, *path: Any) -> None:
@@ -324,7 +352,7 @@ def parse_window(name: str, arg: Any, c: _Ctx) -> WindowSpec:
     gap = parse_duration(d["gap"], c, "gap") if "gap" in d else None
     if "partitionBy" in d:
         _expression(d["partitionBy"], c, "partitionBy")
-    offset = parse_duration(d["offset"], c, "offset", allow_zero=True).ms if "offset" in d else 0
+    offset = parse_offset(d["offset"], c, "offset") if "offset" in d else 0
     boundary = _str(d["boundary"], c, "boundary", allowed=("eventTime", "processingTime")) \
         if "boundary" in d else defaults.BOUNDARY
     if boundary == "processingTime":
@@ -450,6 +478,33 @@ def _stage_pair(s: Any, c: _Ctx | None, *path: Any) -> tuple[str, Any]:
     return name, arg
 
 
+#: single-key Extended JSON wrappers that stand for one typed BSON value
+EJSON_WRAPPERS = ("$date", "$oid", "$numberLong", "$numberInt", "$numberDouble", "$numberDecimal", "$minKey",
+                  "$maxKey", "$binary", "$timestamp")
+
+
+def typed_constants(v: Any, c: _Ctx, *path: Any) -> Any:
+    """``v`` with every Extended JSON constant (``{"$date": ...}``, ``{"$numberDecimal": "1.5"}``,
+    ``{"$numberLong": "5"}``, ``{"$oid": ...}`` ...) replaced by its typed value of the
+    :mod:`headrace.ejson` value model, so expressions, queries and stage options see typed
+    literals (the spec reads pipelines as Extended JSON; mongosh's ``NumberDecimal("1.5")`` is
+    ``{"$numberDecimal": "1.5"}``). A malformed wrapper is ``BAD_VALUE`` at its path."""
+    if isinstance(v, list):
+        return [typed_constants(x, c, *path, i) for i, x in enumerate(v)]
+    if not isinstance(v, dict):
+        return v
+    if (len(v) == 1 and next(iter(v)) in EJSON_WRAPPERS) or (len(v) == 2 and set(v) == {"$binary", "$type"}):
+        try:
+            out = ejson.from_plain(v)
+        except (ejson.EJSONError, ValueError, TypeError, decimal.InvalidOperation) as exc:
+            key = next(iter(v))
+            raise c.err("BAD_VALUE", f"invalid Extended JSON {key}: {exc}", *path, key,
+                        expected=f"a valid {key} value", found=v[key]) from None
+        if not isinstance(out, dict):
+            return out
+    return {k: typed_constants(x, c, *path, k) for k, x in v.items()}
+
+
 def parse_pipeline(obj: Any) -> Pipeline:
     """Validate a whole pipeline (and options) before anything runs."""
     options: Any = {}
@@ -473,6 +528,7 @@ def parse_pipeline(obj: Any) -> Pipeline:
     for pos, s in enumerate(stages):
         name, arg = _stage_pair(s, None, pos)
         c = _Ctx(pos, name)
+        arg = typed_constants(arg, c)
         if sink is not None:
             raise c.err("STAGE_ORDER", f"{name} comes after the sink; the sink must be the last stage",
                         expected="no stage after $merge/$emit", found=name)

@@ -558,16 +558,19 @@ def test_min_max_bson_order_and_nulls(res):
 
 # ------------------------------------------------------------------ errors
 
-def test_accumulator_errors_mark_the_group(res):
+def test_accumulator_errors_fail_only_their_documents(res):
     outs = res["errors"][0]
     failed = [o for o in outs if o.doc == {"g": 9}]
     assert len(failed) == 1 and failed[0].err == "failed upstream"             # passed through untouched
     groups = {o.doc["_id"]: o for o in outs if "_id" in o.doc}
-    assert set(groups) == {1, 2, 3} and len(outs) == 4
-    assert groups[1].err and "$toInt" in groups[1].err
+    bad = {o.doc["x"]: o.err for o in outs if "x" in o.doc}
+    assert set(groups) == {1, 2, 3} and len(outs) == 6
+    assert groups[1].err is None and groups[1].doc == {"_id": 1, "n": 1, "m": {}}
     assert groups[2].err is None and groups[2].doc == {"_id": 2, "n": 2, "m": {}}
-    assert groups[3].err and "$mergeObjects requires object inputs" in groups[3].err
-    assert groups[3].err.startswith("$group.m: ")
+    assert groups[3].err is None and groups[3].doc == {"_id": 3, "n": 3, "m": {"a": 1}}
+    assert set(bad) == {"oops", "4"}
+    assert bad["oops"].startswith("$group.n: ") and "$toInt" in bad["oops"] and '"oops"' in bad["oops"]
+    assert bad["4"].startswith("$group.m: ") and "$mergeObjects requires object inputs" in bad["4"]
 
 
 def test_id_errors_fail_their_documents(res):

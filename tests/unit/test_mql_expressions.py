@@ -62,8 +62,14 @@ INVALID = [
     # code, expression, path, words in the message
     ("EXPR_UNKNOWN_OPERATOR", {"$foo": 1}, "$addFields.x.$foo", "unknown expression operator"),
     ("EXPR_UNKNOWN_OPERATOR", {"$push": "$a"}, "$addFields.x.$push", "accumulator"),
-    ("EXPR_NOT_SUPPORTED_YET", {"$sin": "$a"}, "$addFields.x.$sin", "not supported yet"),
-    ("EXPR_NOT_SUPPORTED_YET", {"$setUnion": ["$a", "$b"]}, "$addFields.x.$setUnion", "not supported yet"),
+    ("EXPR_NOT_SUPPORTED_YET", {"$toUUID": "$a"}, "$addFields.x.$toUUID", "not supported yet"),
+    ("EXPR_NOT_SUPPORTED_YET", {"$function": {"body": "x", "args": [], "lang": "js"}}, "$addFields.x.$function",
+     "not supported yet"),
+    ("EXPR_BAD_ARGS", {"$sortArray": {"input": "$a", "sortBy": 2}}, "$addFields.x.$sortArray.sortBy", "sortBy"),
+    ("EXPR_BAD_ARGS", {"$percentile": {"input": "$a", "p": [1.5], "method": "approximate"}},
+     "$addFields.x.$percentile.p", "between 0 and 1"),
+    ("EXPR_BAD_ARGS", {"$median": {"input": "$a", "method": "exact"}}, "$addFields.x.$median.method", "method"),
+    ("EXPR_BAD_ARGS", {"$setDifference": ["$a"]}, "$addFields.x.$setDifference", "takes 2 arguments"),
     ("EXPR_NOT_SUPPORTED_YET", "$$CLUSTER_TIME", P, "not supported yet"),
     ("EXPR_NOT_SUPPORTED_YET", {"$meta": "textScore"}, "$addFields.x.$meta", "not supported yet"),
     ("EXPR_NOT_SUPPORTED_YET", {"$convert": {"input": "$a", "to": "binData"}}, "$addFields.x.$convert.to",
@@ -146,7 +152,9 @@ def test_tables():
     assert not (NOT_SUPPORTED & set(OPERATORS))
     for name in ("$add", "$dateTrunc", "$convert", "$filter", "$meta", "$zip", "$setField"):
         assert name in OPERATORS
-    for name in ("$sin", "$setUnion", "$function", "$sortArray", "$bitAnd", "$rand"):
+    for name in ("$sin", "$setUnion", "$sortArray", "$bitAnd", "$firstN", "$median", "$stdDevPop", "$unsetField"):
+        assert name in OPERATORS
+    for name in ("$function", "$accumulator", "$rand", "$toUUID"):
         assert name in NOT_SUPPORTED
     assert operands(1) == [1] and operands([1, 2]) == [1, 2]
     assert is_constant({"a": [1, "x"]}) and not is_constant({"a": "$b"}) and is_constant({"$literal": "$x"})

@@ -73,3 +73,53 @@ def test_emit_to_file_and_options():
     assert isinstance(p.sink, EmitSpec) and p.sink.path == "/tmp/x.jsonl" and p.options.stream_meta is False
     assert err({"pipeline": [SRC], "options": {"dlq": {"db": "d"}}}).code == "MISSING_OPTION"
     assert err({"pipeline": [SRC], "extra": 1}).code == "PIPELINE_SHAPE"
+
+
+# ------------------------------------------------------------------ window offset (ASP form)
+
+@pytest.mark.parametrize("kind,extra", [("$tumblingWindow", {}),
+                                        ("$hoppingWindow", {"hopSize": {"size": 5, "unit": "second"}})])
+def test_window_offset_in_the_atlas_form(kind, extra):
+    p = parse_pipeline([SRC, {kind: {**WIN, **extra, "offset": {"offsetFromUtc": 2, "unit": "second"}}}])
+    assert p.window.offset_ms == 2000
+    p = parse_pipeline([SRC, {kind: {**WIN, **extra, "offset": {"offsetFromUtc": -1, "unit": "hour"}}}])
+    assert p.window.offset_ms == -3_600_000
+
+
+@pytest.mark.parametrize("offset,code,path", [
+    ({"size": 2, "unit": "second"}, "WINDOW_OFFSET_FORM", "offset"),
+    ({"offsetFromUtc": 2}, "MISSING_OPTION", "offset.unit"),
+    ({"offsetFromUtc": 1.5, "unit": "second"}, "TYPE_MISMATCH", "offset.offsetFromUtc"),
+    ({"offsetFromUtc": 1, "unit": "week"}, "BAD_VALUE", "offset.unit"),
+    ({"offsetFromUtc": 1, "unit": "second", "size": 1}, "UNKNOWN_OPTION", "offset.size"),
+])
+def test_window_offset_refusals(offset, code, path):
+    e = err([SRC, {"$tumblingWindow": {**WIN, "offset": offset}}])
+    assert e.code == code, str(e)
+    assert e.where.path == path
+    if code == "WINDOW_OFFSET_FORM":
+        assert '{"offsetFromUtc": <int>, "unit"' in str(e)
+
+
+# ------------------------------------------------------------------ Extended JSON constants
+
+def test_extended_json_constants_are_typed_literals():
+    import datetime as dt
+    import decimal
+
+    from headrace import ejson
+
+    p = parse_pipeline([SRC, {"$project": {"x": {"$toInt": {"$numberDecimal": "1.5"}},
+                                           "d": {"$dayOfYear": {"$date": "2014-03-01T08:00:00Z"}}}},
+                        {"$match": {"_id": {"$ne": {"$oid": "5ab9cbe531c2ab715d42129e"}},
+                                    "n": {"$in": [{"$numberLong": "5"}, {"$numberDouble": "2.5"}]}}}])
+    proj, match = p.before
+    assert proj.arg["x"] == {"$toInt": decimal.Decimal("1.5")}
+    assert proj.arg["d"] == {"$dayOfYear": dt.datetime(2014, 3, 1, 8, tzinfo=dt.timezone.utc)}
+    assert match.arg["_id"] == {"$ne": ejson.ObjectId("5ab9cbe531c2ab715d42129e")}
+    assert [type(v) for v in match.arg["n"]["$in"]] == [ejson.Int64, float]
+
+
+def test_malformed_extended_json_constant():
+    e = err([SRC, {"$addFields": {"a": {"$add": [{"$date": "not a date"}, 1]}}}])
+    assert e.code == "BAD_VALUE" and e.where.path == "a.$add.0.$date"

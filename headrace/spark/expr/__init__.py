@@ -84,6 +84,6 @@ def compile_expression(expr: Any, ctx: Ctx) -> Compiled:
 
 # importing the families registers their operators
 from . import (  # noqa: E402,F401
-    arithmetic, arrays, boolean, comparison, conditional, dates, literal, meta, objects, strings,
-    types, variables,
+    arithmetic, array_stats, arrays, bits, boolean, comparison, conditional, dates, literal, meta, objects,
+    sets, strings, trig, types, variables,
 )

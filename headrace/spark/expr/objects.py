@@ -90,3 +90,9 @@ def set_field(arg: dict, ctx: Ctx) -> Compiled:
 
     return Compiled(with_codes([inp.value, val.value], value),
                     first_error(inp.error, val.error, with_codes([inp.value, val.value], error)))
+
+
+@expression("$unsetField")
+def unset_field(arg: dict, ctx: Ctx) -> Compiled:
+    """``$unsetField {field, input}``: ``$setField`` with ``value: "$$REMOVE"``."""
+    return set_field({**arg, "value": "$$REMOVE"}, ctx)

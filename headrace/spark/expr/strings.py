@@ -10,8 +10,9 @@ separator; ``$strLenCP`` / ``$strLenBytes`` of a non-string (null too) is an err
 operators take PCRE patterns (translated to Java; options ``i m s x``) and give ``false`` / null
 / ``[]`` for a null or missing input. Errors name the operator and what was found.
 
-Deviations: a regex that is not a constant runs as a Java regex without translation; an
-unmatched capture group of ``$regexFind`` / ``$regexFindAll`` is ``""`` instead of null; doubles
+A capture group that did not take part in the match is null. Deviations: a regex that is not
+a constant runs as a Java regex without translation (its unmatched groups read ``""``), as
+does a group that can match the empty string; doubles
 convert to strings in Java's notation when not integral (``1.0E20``).
 """
 from __future__ import annotations
@@ -332,7 +333,7 @@ def _regex_parts(arg: dict, ctx: Ctx, op: str):
         opts = opts or lit_opts
     if isinstance(rx, str) and not rx.startswith("$") and isinstance(opts, str):
         java = M.translate_regex(rx, opts, "java")
-        groups = M.compile_regex(rx, opts).groups
+        groups = _nonempty_groups(M.translate_regex(rx, opts, "python"), M.compile_regex(rx, opts).groups)
         return inp, F.lit(java), groups, []
     if rx is None:
         return inp, None, 0, []
@@ -376,29 +377,71 @@ def _regex_op(op: str):
     return impl
 
 
-def _captures(s: Column, pattern: Column, groups: int | None, extract) -> Column:
+def _nonempty_groups(py_pattern: str, count: int) -> list[bool]:
+    """Per capture group (1..count): whether it can only match a non-empty string. Spark reads
+    a group that did not take part in the match as ``""``; for these groups that means null."""
+    try:
+        try:
+            from re import _parser as sre  # Python 3.11+
+        except ImportError:  # pragma: no cover
+            import sre_parse as sre  # type: ignore[no-redef]
+        tree = sre.parse(py_pattern)
+    except Exception:
+        return [False] * count
+    out = [False] * count
+
+    def walk(sub) -> None:
+        for op, av in sub:
+            if str(op) == "SUBPATTERN":
+                group, _, _, inner = av
+                if group is not None and 1 <= group <= count:
+                    out[group - 1] = inner.getwidth()[0] > 0
+                walk(inner)
+            elif isinstance(av, (list, tuple)):
+                for x in av:
+                    if isinstance(x, sre.SubPattern):
+                        walk(x)
+                    elif isinstance(x, (list, tuple)):
+                        for y in x:
+                            if isinstance(y, sre.SubPattern):
+                                walk(y)
+            elif isinstance(av, sre.SubPattern):
+                walk(av)
+    walk(tree)
+    return out
+
+
+def _cap(text: Column, nonempty: bool) -> Column:
+    """A capture as a string, or null for a group that did not take part in the match."""
+    if nonempty:
+        return F.when(text == "", V.NULL).otherwise(v_string(text))
+    return v_string(text)
+
+
+def _captures(s: Column, pattern: Column, groups: "list[bool] | int | None", extract) -> Column:
     if not groups:
         return V.lit_value([])
-    return V.make_array([extract(i) for i in range(1, groups + 1)])
+    return V.make_array([extract(i) for i in range(1, len(groups) + 1)])
 
 
-def _find_one(s: Column, pattern: Column, groups: int | None) -> Column:
+def _find_one(s: Column, pattern: Column, groups: "list[bool] | None") -> Column:
     match = F.call_function("regexp_extract", s, pattern, F.lit(0))
     idx = F.call_function("regexp_instr", s, pattern) - 1
-    caps = _captures(s, pattern, groups, lambda i: v_string(F.call_function("regexp_extract", s, pattern, F.lit(i))))
+    caps = _captures(s, pattern, groups, lambda i: _cap(F.call_function("regexp_extract", s, pattern, F.lit(i)),
+                                                        groups[i - 1]))
     return V.make_object([("match", v_string(match)), ("idx", v_long(idx)), ("captures", caps)])
 
 
 def _find_all(s: Column, pattern: Column, groups: int | None) -> Column:
     matches = F.call_function("regexp_extract_all", s, pattern, F.lit(0))
     pieces = F.call_function("split", s, pattern, F.lit(-1))
-    cap_arrays = [F.call_function("regexp_extract_all", s, pattern, F.lit(i)) for i in range(1, (groups or 0) + 1)]
+    cap_arrays = [F.call_function("regexp_extract_all", s, pattern, F.lit(i)) for i in range(1, len(groups or []) + 1)]
 
     def entry(m: Column, i: Column) -> Column:
         # the text before match i is pieces[0..i] and matches[0..i-1]
         before = F.aggregate(F.slice(pieces, 1, i + 1), F.lit(0), lambda acc, p: acc + F.length(p)) + \
             F.aggregate(F.slice(matches, 1, i), F.lit(0), lambda acc, p: acc + F.length(p))
-        caps = V.make_array([F.coalesce(F.get(ca, i), F.lit("")).cast("variant") for ca in cap_arrays]) \
+        caps = V.make_array([_cap(F.coalesce(F.get(ca, i), F.lit("")), groups[j]) for j, ca in enumerate(cap_arrays)]) \
             if cap_arrays else V.lit_value([])
         return V.make_object([("match", v_string(m)), ("idx", v_long(before)), ("captures", caps)])
 

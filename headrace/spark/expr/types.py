@@ -38,8 +38,8 @@ _SPECIAL_RX = r"^[+-]?(Infinity|inf|NaN)$"
 _INT_RX = r"^[+-]?[0-9]+$"
 _OID_RX = r"^[0-9a-fA-F]{24}$"
 # ISO-8601 dates MongoDB accepts: date, date-time with optional fraction and zone
-_DATE_RX = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?"
-            r"\s*(Z|[+-][0-9]{2}(:?[0-9]{2})?)?)?$")
+_DATE_RX = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?)?"
+            r"\s*(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$")
 
 
 def _s(x: Column) -> Column:
@@ -50,6 +50,8 @@ def parse_iso_date_ms(s: Column) -> Column:
     """Epoch milliseconds of an ISO-8601 date string (naive times are UTC), else NULL."""
     t = F.trim(s)
     ok = t.rlike(_DATE_RX)
+    # a date alone with a zone ("2018-03-15 +10:00") is midnight in that zone
+    t = F.regexp_replace(t, r"^([0-9]{4}-[0-9]{2}-[0-9]{2})\s*(Z|[+-][0-9]{2}(:?[0-9]{2})?)$", "$1T00:00:00$2")
     norm = F.regexp_replace(t, r"^([0-9]{4}-[0-9]{2}-[0-9]{2}) ", "$1T")
     norm = F.regexp_replace(norm, r"\s+(Z|[+-][0-9]{2}(:?[0-9]{2})?)$", "$1")
     # +hh and +hhmm offsets as +hh:mm

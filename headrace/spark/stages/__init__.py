@@ -27,13 +27,25 @@ class Env:
 
 
 def guard(df: DataFrame, doc: Column, err: Column | None, op: str) -> DataFrame:
-    """Replace ``doc`` on rows that have not failed; record ``err`` (if any) with operator ``op``."""
+    """Replace ``doc`` on rows that have not failed; record ``err`` (if any) with operator ``op``.
+
+    ``doc`` and ``err`` are both expressions over the stage's *input* ``doc``. They are
+    evaluated in one projection under fresh names first, and only then renamed: a projection
+    that defines ``doc`` while another of its expressions reads ``doc`` inside a lambda
+    (``transform`` etc., which Spark resolves late) would have that read captured by Spark's
+    implicit lateral column alias resolution, i.e. ``err`` would see the *new* document (so a
+    ``$project`` dropping the field an expression reads made every row fail).
+    """
     ok = F.col("_err").isNull()
-    cols = {"doc": F.when(ok, doc).otherwise(F.col("doc"))}
+    staged = {"_g_doc": doc}
     if err is not None:
-        cols["_op"] = F.when(ok & err.isNotNull(), F.lit(op)).otherwise(F.col("_op"))
-        cols["_err"] = F.when(ok, err).otherwise(F.col("_err"))
-    return df.withColumns(cols)
+        staged["_g_err"] = err
+    df = df.withColumns(staged)
+    cols = {"doc": F.when(ok, F.col("_g_doc")).otherwise(F.col("doc"))}
+    if err is not None:
+        cols["_op"] = F.when(ok & F.col("_g_err").isNotNull(), F.lit(op)).otherwise(F.col("_op"))
+        cols["_err"] = F.when(ok, F.col("_g_err")).otherwise(F.col("_err"))
+    return df.withColumns(cols).drop(*staged)
 
 
 def apply_stages(df: DataFrame, stages: Any, env: Env) -> DataFrame:

@@ -53,7 +53,7 @@ def to_pipeline(sc):
            "allowedLateness": {"size": sc["lateness"], "unit": "ms"},
            "pipeline": [{"$project": {"t": 1}}]}
     if sc["offset"]:
-        win["offset"] = {"size": sc["offset"], "unit": "ms"}
+        win["offset"] = {"offsetFromUtc": sc["offset"], "unit": "ms"}
     if sc["idle"]:
         win["idleTimeout"] = {"size": sc["idle"], "unit": "ms"}
     src = {"documents": docs, "timeField": {"$toDate": "$t"},

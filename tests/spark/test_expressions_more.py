@@ -1,0 +1,154 @@
+"""Set, ranking, statistics, trigonometry and bitwise expressions on Spark, with the MongoDB
+manual's examples (same table format as ``test_expressions.py``), plus the smaller
+differences of issue 17 ($toDate of a date with a zone, ``$$value.field`` in ``$reduce``)."""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import math
+
+import pytest
+
+from headrace.mql.expressions import validate_expression
+from _expr_helpers import MISSING as M, check_cases
+
+pytestmark = pytest.mark.spark
+
+D = decimal.Decimal
+U = _dt.timezone.utc
+
+
+def run(spark, cases):
+    for c in cases:
+        validate_expression(c[1], "case")
+    check_cases(spark, cases)
+
+
+FLOWERS = {"A": ["red", "blue"], "B": ["red", "blue", "green"], "C": ["blue", "red", "red"], "E": []}
+
+SETS = [
+    (FLOWERS, {"$setUnion": ["$A", "$B"]}, ["red", "blue", "green"]),
+    (FLOWERS, {"$setUnion": ["$A", "$E"]}, ["red", "blue"]),
+    ({"a": [1, 1.0, 2]}, {"$setUnion": ["$a"]}, [1, 2]),
+    ({"A": ["a"]}, {"$setUnion": ["$A", "$nope"]}, None),
+    (FLOWERS, {"$setIntersection": ["$A", "$B"]}, ["red", "blue"]),
+    (FLOWERS, {"$setIntersection": ["$A", "$E"]}, []),
+    (FLOWERS, {"$setDifference": ["$B", "$A"]}, ["green"]),
+    (FLOWERS, {"$setDifference": ["$A", "$C"]}, []),
+    (FLOWERS, {"$setEquals": ["$A", "$C"]}, True),
+    (FLOWERS, {"$setEquals": ["$A", "$B"]}, False),
+    (FLOWERS, {"$setIsSubset": ["$A", "$B"]}, True),
+    (FLOWERS, {"$setIsSubset": ["$B", "$A"]}, False),
+    ({"r": [True, 1, "someString"]}, {"$allElementsTrue": ["$r"]}, True),
+    ({"r": [[False]]}, {"$allElementsTrue": ["$r"]}, True),
+    ({"r": []}, {"$allElementsTrue": ["$r"]}, True),
+    ({"r": [None, False, 0]}, {"$allElementsTrue": ["$r"]}, False),
+    ({"r": [True, False]}, {"$anyElementTrue": ["$r"]}, True),
+    ({"r": [None, False, 0]}, {"$anyElementTrue": ["$r"]}, False),
+    ({"r": []}, {"$anyElementTrue": ["$r"]}, False),
+    ({"a": 1}, {"$setUnion": ["$a"]}, None, "must be arrays"),
+    ({}, {"$setEquals": ["$a", [1]]}, None, "must be arrays"),
+    ({"a": "x"}, {"$allElementsTrue": ["$a"]}, None, "must be arrays"),
+]
+
+TEAM = [{"name": "pat", "age": 30, "address": {"street": "12 Baker St", "city": "London"}},
+        {"name": "dallas", "age": 36, "address": {"street": "12 Cowper St", "city": "Palo Alto"}},
+        {"name": "charlie", "age": 42, "address": {"street": "12 French St", "city": "New Brunswick"}}]
+
+RANKING = [
+    ({"team": TEAM}, {"$sortArray": {"input": "$team", "sortBy": {"name": 1}}}, [TEAM[2], TEAM[1], TEAM[0]]),
+    ({"team": TEAM}, {"$sortArray": {"input": "$team", "sortBy": {"address.city": -1}}}, [TEAM[1], TEAM[2], TEAM[0]]),
+    ({"team": TEAM}, {"$sortArray": {"input": "$team", "sortBy": {"age": -1, "name": 1}}}, [TEAM[2], TEAM[1], TEAM[0]]),
+    ({}, {"$sortArray": {"input": [1, 4, 1, 6, 12, 5], "sortBy": 1}}, [1, 1, 4, 5, 6, 12]),
+    ({}, {"$sortArray": {"input": [1, 4, 1, 6, 12, 5], "sortBy": -1}}, [12, 6, 5, 4, 1, 1]),
+    ({"a": [20, 4, {"a": "Free"}, 6, 21, 5, "Gratis", {"a": None}, {"a": {"sale": True, "price": 19}},
+            D("10.23"), {"a": "On sale"}]},
+     {"$sortArray": {"input": "$a", "sortBy": 1}},
+     [4, 5, 6, D("10.23"), 20, 21, "Gratis", {"a": None}, {"a": "Free"}, {"a": "On sale"},
+      {"a": {"sale": True, "price": 19}}]),
+    ({}, {"$sortArray": {"input": "$nope", "sortBy": 1}}, None),
+    ({"a": 1}, {"$sortArray": {"input": "$a", "sortBy": 1}}, None, "requires an array"),
+    ({"s": [10, 20, 30, 40]}, {"$firstN": {"n": 3, "input": "$s"}}, [10, 20, 30]),
+    ({"s": [10, 20]}, {"$firstN": {"n": 3, "input": "$s"}}, [10, 20]),
+    ({"s": [10, 20, 30, 40]}, {"$lastN": {"n": 3, "input": "$s"}}, [20, 30, 40]),
+    ({"s": [10, 20]}, {"$lastN": {"n": 5, "input": "$s"}}, [10, 20]),
+    ({"s": [1, 3, 6, None]}, {"$maxN": {"n": 2, "input": "$s"}}, [6, 3]),
+    ({"s": [1, 3, 6, None]}, {"$minN": {"n": 2, "input": "$s"}}, [1, 3]),
+    ({"s": [None]}, {"$minN": {"n": 2, "input": "$s"}}, []),
+    ({"s": [1]}, {"$firstN": {"n": 0, "input": "$s"}}, None, "'n' must be a positive integer"),
+    ({"s": 5}, {"$lastN": {"n": 1, "input": "$s"}}, None, "must be an array"),
+]
+
+SCORES = {"test01": 60, "test02": 89, "test03": 74}
+STATS = [
+    (SCORES, {"$median": {"input": ["$test01", "$test02", "$test03"], "method": "approximate"}}, 74.0),
+    (SCORES, {"$percentile": {"input": ["$test01", "$test02", "$test03"], "p": [0.5, 0.95],
+                              "method": "approximate"}}, [74.0, 89.0]),
+    ({"s": [62, 81, 80]}, {"$percentile": {"input": "$s", "p": [0.5, 0.75, 0.9, 0.95], "method": "approximate"}},
+     [80.0, 81.0, 81.0, 81.0]),
+    ({"s": ["a", None]}, {"$median": {"input": "$s", "method": "approximate"}}, None),
+    ({"scores": [85, 90, 71]}, {"$stdDevPop": "$scores"}, math.sqrt(194 / 3)),
+    ({"scores": [85, 90, 71]}, {"$stdDevSamp": "$scores"}, math.sqrt(97)),
+    ({"a": 85, "b": 90, "c": 71}, {"$stdDevPop": ["$a", "$b", "$c"]}, math.sqrt(194 / 3)),
+    ({"scores": [85]}, {"$stdDevSamp": "$scores"}, None),
+    ({"scores": ["x"]}, {"$stdDevPop": "$scores"}, None),
+]
+
+TRIG_BITS = [
+    ({"angle": 30}, {"$sin": {"$degreesToRadians": "$angle"}}, math.sin(math.radians(30))),
+    ({"x": 0.5}, {"$acos": "$x"}, math.acos(0.5)),
+    ({"x": 1.0, "y": 1.0}, {"$atan2": ["$y", "$x"]}, math.atan2(1.0, 1.0)),
+    ({"r": math.pi}, {"$radiansToDegrees": "$r"}, 180.0),
+    ({"x": 2}, {"$cosh": "$x"}, math.cosh(2)),
+    ({"x": None}, {"$tan": "$x"}, None),
+    ({"x": 2}, {"$asin": "$x"}, None, "domain"),
+    ({"x": "a"}, {"$sin": "$x"}, None, "only supports numeric types"),
+    ({"a": 0, "b": 127}, {"$bitAnd": ["$a", "$b"]}, 0),
+    ({"a": 2, "b": 3}, {"$bitAnd": ["$a", "$b"]}, 2),
+    ({"a": 3, "b": 5}, {"$bitOr": ["$a", "$b"]}, 7),
+    ({"a": 3, "b": 5}, {"$bitXor": ["$a", "$b"]}, 6),
+    ({"a": 3}, {"$bitNot": "$a"}, -4),
+    ({"a": 1.5, "b": 1}, {"$bitOr": ["$a", "$b"]}, None, "only supports int and long"),
+    ({"a": None, "b": 1}, {"$bitOr": ["$a", "$b"]}, None),
+]
+
+SMALLER = [
+    ({}, {"$toDate": "2018-03-15 +10:00"}, _dt.datetime(2018, 3, 14, 14, tzinfo=U)),
+    ({}, {"$toDate": "2018-03-05"}, _dt.datetime(2018, 3, 5, tzinfo=U)),
+    ({}, {"$reduce": {"input": [1, 2, 3, 4], "initialValue": {"sum": 5, "product": 2},
+                      "in": {"sum": {"$add": ["$$value.sum", "$$this"]},
+                             "product": {"$multiply": ["$$value.product", "$$this"]}}}}, {"sum": 15, "product": 48}),
+    ({"item": "a", "price": 5}, {"$unsetField": {"field": "price", "input": "$$ROOT"}}, {"item": "a"}),
+]
+
+
+def test_set_expressions(spark):
+    run(spark, SETS)
+
+
+def test_ranking_expressions(spark):
+    run(spark, RANKING)
+
+
+def test_statistics_expressions(spark):
+    run(spark, STATS)
+
+
+def test_trigonometry_and_bits(spark):
+    run(spark, TRIG_BITS)
+
+
+def test_smaller_differences(spark):
+    run(spark, SMALLER)
+
+
+REGEX = [
+    ({}, {"$regexFind": {"input": "abc", "regex": "(x)?(a)"}}, {"match": "a", "idx": 0, "captures": [None, "a"]}),
+    ({}, {"$regexFind": {"input": "bcd", "regex": "(a*)b"}}, {"match": "b", "idx": 0, "captures": [""]}),
+    ({}, {"$regexFindAll": {"input": "ab b", "regex": "(a)?b"}},
+     [{"match": "ab", "idx": 0, "captures": ["a"]}, {"match": "b", "idx": 3, "captures": [None]}]),
+]
+
+
+def test_unmatched_capture_groups_are_null(spark):
+    run(spark, REGEX)
