@@ -217,7 +217,7 @@ def test_group_keys_and_accumulators_fail_alone_in_windows(spark, cases, kind):
     document of a window fails alone; the group of the good one comes out."""
     from pyspark.sql import functions as F
 
-    from headrace.spark.engine import run_window_pipeline
+    from headrace.spark.windows.pipeline import run_window_pipeline
     from headrace.spec import parse_pipeline
 
     kinds = ["$tumblingWindow", "$hoppingWindow", "$sessionWindow"]
