@@ -19,6 +19,7 @@ from typing import Any, Iterable
 
 from ... import ejson
 from ...spec import defaults
+from ...timing import PLUS_INF
 
 NOT_JSON = "Input is not valid JSON"   # the JVM parser's reason (headrace.spark.runtime.parse)
 
@@ -66,18 +67,12 @@ class BatchInfo:
             "operatorName": op,
             "doc": doc,
             "processorName": self.name,
-            "dlqTime": ts(min(self.now, ejson_plus_inf() - 1)),
+            "dlqTime": ts(min(self.now, PLUS_INF - 1)),
         }
         if missed is not None:
             d["missedWindowStartTimes"] = [ts(x) for x in missed]
         d["_id"] = object_id(f"{self.name}|dlq|{seed or ejson.dumps(d['doc'])}|{op}", self.now)
         return d
-
-
-def ejson_plus_inf() -> int:
-    from ...timing import PLUS_INF
-
-    return PLUS_INF
 
 
 @dataclass
