@@ -1,5 +1,8 @@
 # Set-up is part of every target: a fresh machine needs only Python 3.11+.
 PYTHON ?= python3
+# `make test` runs the suite in TEST_WORKERS pytest-xdist processes (each its own local Spark);
+# tests that share a module fixture or must not overlap carry an xdist_group mark
+TEST_WORKERS ?= 2
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -20,7 +23,7 @@ demo: venv
 
 test: venv
 	bash scripts/ensure_servers.sh
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 test-unit: venv
 	$(BIN)/python -m pytest -q tests/unit
