@@ -1,7 +1,7 @@
 # Set-up is part of every target: a fresh machine needs only Python 3.11+.
 PYTHON ?= python3
 # `make test` runs the suite in TEST_WORKERS pytest-xdist processes (each its own local Spark);
-# tests that share a module fixture or must not overlap carry an xdist_group mark
+# tests sharing a module/session fixture go to one worker (tests/conftest.py's scheduler)
 TEST_WORKERS ?= 2
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -23,7 +23,7 @@ demo: venv
 
 test: venv
 	bash scripts/ensure_servers.sh
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --no-loadscope-reorder
 
 test-unit: venv
 	$(BIN)/python -m pytest -q tests/unit

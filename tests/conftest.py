@@ -1,6 +1,7 @@
 """Shared fixtures: one local SparkSession for the whole run (it takes ~6 s to start)."""
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -24,11 +25,10 @@ def _no_dataframe_debugging(spark) -> None:
     """PySpark 4 wraps every Column function in a call-site recorder (DataFrame debugging): about
     five extra py4j round trips per function call, and MQL expressions compile to thousands of
     calls. It only adds Python call sites to Spark's own exception context, which no test reads;
-    ``HEADRACE_TEST_DF_DEBUG=1`` keeps it."""
+    ``HEADRACE_TEST_DF_DEBUG=1`` keeps it. (PySpark reads the setting once into this cache.)"""
     import pyspark.errors.utils as perr
 
-    spark.conf.set("spark.python.sql.dataFrameDebugging.enabled", "false")
-    perr._enable_debugging_cache = None   # PySpark caches the setting at its first Column call
+    perr._enable_debugging_cache = False
 
 
 @pytest.fixture(autouse=True)
@@ -62,15 +62,59 @@ def _shared_fixture_group(item) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """``make test`` runs the suite in two pytest-xdist workers (``--dist loadgroup``). Tests that
-    share an expensive fixture (a module's ``headrace serve``, a session's PostgreSQL servers, a
-    module's Spark results) get one ``xdist_group`` so one worker builds it once. A test module can
-    also set ``pytest.mark.xdist_group(name)`` itself (e.g. tests that must not overlap)."""
-    if not config.pluginmanager.hasplugin("xdist"):
+    """``make test`` runs the suite in two pytest-xdist workers. Tests that share an expensive
+    fixture (a module's ``headrace serve``, a session's PostgreSQL servers, a module's Spark
+    results) form one group, run by one worker so the fixture is built once; other tests are
+    dealt one by one. A module may also set ``pytest.mark.xdist_group(name)`` itself (e.g. tests
+    that must not overlap). Each worker writes the groups where the scheduler below reads them
+    (pytest 9.2 ignores xdist's own way of passing ``xdist_group`` to its ``loadgroup``)."""
+    groups_dir = os.environ.get("HEADRACE_XDIST_GROUPS")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not groups_dir or not worker:
         return
+    groups = {}
     for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        group = _shared_fixture_group(item)
+        mark = item.get_closest_marker("xdist_group")
+        group = (mark.args[0] if mark.args else mark.kwargs.get("name", "default")) if mark else \
+            _shared_fixture_group(item)
         if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+            groups[item.nodeid] = str(group)
+    path = os.path.join(groups_dir, f"{worker}.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(groups, f)
+    os.replace(path + ".tmp", path)
+
+
+def pytest_configure(config):
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        import tempfile
+
+        os.environ["HEADRACE_XDIST_GROUPS"] = tempfile.mkdtemp(prefix="headrace-xdist-groups-")
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput") and os.environ.get("HEADRACE_XDIST_GROUPS"):
+        import shutil
+
+        shutil.rmtree(os.environ.pop("HEADRACE_XDIST_GROUPS"), ignore_errors=True)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Groups (see above) go whole to one worker, in collection order; other tests one by one."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    groups_dir = os.environ["HEADRACE_XDIST_GROUPS"]
+
+    class GroupScheduling(LoadScopeScheduling):
+        _groups: dict | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self._groups is None:
+                import glob
+
+                files = sorted(glob.glob(os.path.join(groups_dir, "*.json")))
+                self._groups = json.load(open(files[0])) if files else {}
+            group = self._groups.get(nodeid)
+            return "group:" + group if group is not None else nodeid
+
+    return GroupScheduling(config, log)
