@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
-from . import current
+from .compiler import current
 from ._common import CODE, compile_args, compile_child, found, nullish, operands, with_codes
 
 OBJECT = CODE["object"]

@@ -22,7 +22,7 @@ from typing import Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from ...mql import match as M
+from ...mql.regex import compile_regex, regex_literal, translate_regex
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import (
@@ -327,13 +327,13 @@ def _regex_parts(arg: dict, ctx: Ctx, op: str):
     rx, opts = arg["regex"], arg.get("options", "")
     if isinstance(rx, dict) and "$literal" in rx:
         rx = rx["$literal"]
-    lit = M.regex_literal(rx)
+    lit = regex_literal(rx)
     if lit is not None:
         rx, lit_opts = lit
         opts = opts or lit_opts
     if isinstance(rx, str) and not rx.startswith("$") and isinstance(opts, str):
-        java = M.translate_regex(rx, opts, "java")
-        groups = _nonempty_groups(M.translate_regex(rx, opts, "python"), M.compile_regex(rx, opts).groups)
+        java = translate_regex(rx, opts, "java")
+        groups = _nonempty_groups(translate_regex(rx, opts, "python"), compile_regex(rx, opts).groups)
         return inp, F.lit(java), groups, []
     if rx is None:
         return inp, None, 0, []

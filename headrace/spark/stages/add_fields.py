@@ -5,7 +5,7 @@ from pyspark.sql import functions as F
 from .. import values as V
 
 from ..registry import first_error, stage
-from . import guard
+from .base import guard
 
 
 @stage("$addFields", "$set")

@@ -3,7 +3,7 @@ from pyspark.sql import functions as F
 
 
 from ..registry import stage
-from . import guard
+from .base import guard
 
 
 @stage("$match")

@@ -8,7 +8,7 @@ from pyspark.sql import functions as F
 from .. import values as V
 
 from ..registry import first_error, stage
-from . import guard
+from .base import guard
 
 
 def _flatten(spec: dict, prefix: str = "") -> list[tuple[str, Any]]:

@@ -4,7 +4,7 @@ from pyspark.sql import functions as F
 
 
 from ..registry import stage
-from . import guard
+from .base import guard
 
 REASON = "Input document found to be invalid in $validate stage"
 
