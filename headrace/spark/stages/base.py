@@ -8,7 +8,8 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from ..registry import STAGES, Ctx
+from ...spec.stages import spec_of
+from ..registry import STAGE_SPEC_TYPES, STAGES, Ctx
 
 
 @dataclass
@@ -44,6 +45,11 @@ def guard(df: DataFrame, doc: Column, err: Column | None, op: str) -> DataFrame:
 
 
 def apply_stages(df: DataFrame, stages: Any, env: Env) -> DataFrame:
+    """Each stage's compiler applied to its typed spec (built from the raw argument when a
+    :class:`~headrace.spec.model.Stage` was made by hand without one)."""
     for st in stages:
-        df = STAGES[st.name](df, st, env)
+        spec = st.spec if st.spec is not None else spec_of(st.name, st.arg)
+        if not isinstance(spec, STAGE_SPEC_TYPES[st.name]):
+            raise TypeError(f"{st.name}: spec {type(spec).__name__}, expected {STAGE_SPEC_TYPES[st.name].__name__}")
+        df = STAGES[st.name](df, st, spec, env)
     return df
