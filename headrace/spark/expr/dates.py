@@ -301,7 +301,7 @@ def format_date(ms: Column, fmt: str, tz: _Tz) -> Column:
         "w": lambda: p["dayOfWeek"].cast("string"), "u": lambda: p["isoDayOfWeek"].cast("string"),
         "U": lambda: _pad(p["week"], 2), "V": lambda: _pad(p["isoWeek"], 2), "Y": lambda: _pad(p["year"], 4),
         "z": lambda: F.concat(sign, _pad(F.floor(aoff / 60), 2), _pad(aoff % 60, 2)),
-        "Z": lambda: F.concat(sign, aoff.cast("string")),
+        "Z": lambda: off.cast("string"),  # minutes as a plain number: "270", "-300", "0"
         "b": lambda: F.element_at(F.array(*[F.lit(m[:3]) for m in _MONTHS]), p["month"]),
         "B": lambda: F.element_at(F.array(*[F.lit(m) for m in _MONTHS]), p["month"]),
         "%": lambda: F.lit("%"),
