@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from ..mql.regex import translate_regex
 from ..mql.jsonschema import JSON_TYPES, decimal15
 from . import values as V
-from .predicates import FALSE, TRUE, all_of, any_of, cmp_pred, eq_value, field, nn, raw_double, type_test
+from .predicates import all_of, any_of, cmp_pred, eq_value, false, field, nn, raw_double, true, type_test
 
 __all__ = ["compile_schema"]
 
@@ -52,7 +52,7 @@ def _schema(v: Column, s: dict) -> Column:
 def _type_test(v: Column, spec: Any, json_types: bool, code: Column | None) -> Column:
     names = [JSON_TYPES.get(n, n) if json_types else n for n in ([spec] if isinstance(spec, str) else spec)]
     if code is None:  # the top-level document is an object
-        return TRUE if "object" in names else FALSE
+        return true() if "object" in names else false()
     return type_test(v, names, code)
 
 
@@ -173,7 +173,7 @@ def _object_rules(v: Column, s: dict, top: bool, code: Column | None) -> list[Co
                 if add is not True:
                     known = [k.isin(*props)] if props else []
                     known += [_regex(k, p) for p in pp]
-                    other = FALSE if add is False else V.let(x, lambda y: _schema(y, add))
+                    other = false() if add is False else V.let(x, lambda y: _schema(y, add))
                     tests.append(any_of(known) | other if known else other)
                 return nn(all_of(tests))
             out.append(nn(F.forall(entries, allowed)))

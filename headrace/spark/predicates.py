@@ -30,13 +30,23 @@ from ..mql.regex import regex_literal, translate_regex
 from . import values as V
 
 __all__ = [
-    "TRUE", "FALSE", "Pred", "nn", "all_of", "any_of", "field", "raw_double", "path_test",
+    "true", "false", "Pred", "nn", "all_of", "any_of", "field", "raw_double", "path_test",
     "cmp_pred", "eq_value", "eq_or_regex", "regex_pred", "in_pred", "type_test", "type_pred",
     "mod_pred", "size_pred",
 ]
 
-TRUE = F.lit(True)
-FALSE = F.lit(False)
+
+
+def true() -> Column:
+    """The literal ``true`` (built on use: a Column needs a running SparkContext, and this module
+    is imported before one exists)."""
+    return F.lit(True)
+
+
+def false() -> Column:
+    """The literal ``false`` (built on use, as :func:`true`)."""
+    return F.lit(False)
+
 _DEC_MAX = decimal.Decimal("1e20")
 _WIDE = decimal.Context(prec=60)
 _TWO53 = 2**53
@@ -63,12 +73,12 @@ class Pred:
 
 def nn(c: Column) -> Column:
     """A boolean that is never NULL (NULL reads as false)."""
-    return F.coalesce(c, FALSE)
+    return F.coalesce(c, false())
 
 
 def all_of(cols: list[Column]) -> Column:
     if not cols:
-        return TRUE
+        return true()
     out = cols[0]
     for c in cols[1:]:
         out = out & c
@@ -77,7 +87,7 @@ def all_of(cols: list[Column]) -> Column:
 
 def any_of(cols: list[Column]) -> Column:
     if not cols:
-        return FALSE
+        return false()
     out = cols[0]
     for c in cols[1:]:
         out = out | c
@@ -138,7 +148,7 @@ def _any_obj(obj: Column, parts: list[str], pred: Pred, tl: bool) -> Column:
         if offset is not None:
             below = below | (is_arr & offset)
         if pred.missing:
-            return F.when(is_arr | V.is_object(f), below).otherwise(TRUE)
+            return F.when(is_arr | V.is_object(f), below).otherwise(true())
         return below
     return V.let(field(obj, parts[0]), at)
 
@@ -156,7 +166,7 @@ def _at_offset(arr: Column, rest: list[str], pred: Pred, tl: bool) -> Column | N
         after = rest[1:]
         inner = F.when(V.is_object(e), _any_obj(e, after, pred, tl))
         nested = _in_array(e, after, pred, tl)
-        return nn(inner.when(V.is_array(e), nested).otherwise(FALSE))
+        return nn(inner.when(V.is_array(e), nested).otherwise(false()))
     return nn(V.let(F.try_element_at(V.array_elems(arr), F.lit(int(nxt) + 1)), at))
 
 
@@ -199,7 +209,7 @@ def _num(op: str, c: Any) -> Test:
     if is_nan(c):
         if op in ("$eq", "$lte", "$gte"):
             return lambda x, code=None: nn(_code_of(x, code).isin(*V.NUMBER_CODES) & F.isnan(raw_double(x)))
-        return lambda x, code=None: FALSE
+        return lambda x, code=None: false()
     cd = F.lit(float(c))
     cdec = _dec_lit(c)
     c_int = int(c) if isinstance(c, int) else (int(c) if isinstance(c, float) and c.is_integer()
@@ -239,10 +249,10 @@ def _bound(op: str, c: Any) -> Test:
         return _code_of(x, code) != name
 
     def always(x: Column, code: Column | None = None) -> Column:
-        return TRUE
+        return true()
 
     def never(x: Column, code: Column | None = None) -> Column:
-        return FALSE
+        return false()
 
     if c is ejson.MINKEY:
         return {"$eq": is_it, "$lte": is_it, "$gte": always, "$gt": is_not, "$lt": never}[op]
@@ -256,12 +266,12 @@ def _typed_value(x: Column, code: Column | None, kind: str, spark_type: str) -> 
 
 def _cmp(op: str, c: Any) -> Test:
     if regex_literal(c) is not None:
-        return lambda x, code=None: FALSE  # only a stored regex equals a regex; documents hold none
+        return lambda x, code=None: false()  # only a stored regex equals a regex; documents hold none
     if c is None:
         if op in ("$eq", "$lte", "$gte"):
             return lambda x, code=None: (V.is_null_or_missing(x) if code is None
                                          else code.isin(_C["null"], _C["missing"]))
-        return lambda x, code=None: FALSE
+        return lambda x, code=None: false()
     if c is ejson.MINKEY or c is ejson.MAXKEY:
         return _bound(op, c)
     kind = type_name(c)

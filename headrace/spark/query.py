@@ -50,8 +50,8 @@ from . import values as V
 from .expr import compile_expression
 from .jsonschema import compile_schema
 from .predicates import (
-    FALSE, TRUE, Pred, all_of, any_of, cmp_pred, eq_or_regex, in_pred, mod_pred, nn, path_test,
-    regex_pred, size_pred, type_pred,
+    Pred, all_of, any_of, cmp_pred, eq_or_regex, false, in_pred, mod_pred, nn, path_test, regex_pred,
+    size_pred, true, type_pred,
 )
 from .registry import QUERY_OPERATORS, Compiled, Ctx, first_error, query_operator
 
@@ -78,7 +78,7 @@ def value_predicate(op: str, val: Any, opdoc: dict, ctx: Ctx) -> Pred:
     if op == "$regex":
         return regex_pred(*regex_of(opdoc))
     if op == "$options":
-        return Pred(lambda x: TRUE, True)
+        return Pred(lambda x: true(), True)
     if op == "$size":
         return size_pred(val)
     if op == "$mod":
@@ -87,7 +87,7 @@ def value_predicate(op: str, val: Any, opdoc: dict, ctx: Ctx) -> Pred:
         return elem_match_pred(val, ctx)
     if op == "$all":
         if not val:
-            return Pred(lambda x: FALSE, False)
+            return Pred(lambda x: false(), False)
         if is_all_elem_match(val):
             preds = [elem_match_pred(item["$elemMatch"], ctx) for item in val]
         else:
@@ -192,7 +192,7 @@ def q_exists(path: str, arg: Any, ctx: Ctx) -> Compiled:
 def q_all(path: str, arg: list, ctx: Ctx) -> Compiled:
     """Every item matches at the path (equality, regex, or ``$elemMatch`` items)."""
     if not arg:
-        return Compiled(FALSE)
+        return Compiled(false())
     if is_all_elem_match(arg):
         tests = [path_test(ctx.root, path, elem_match_pred(item["$elemMatch"], ctx), False) for item in arg]
     else:
@@ -212,7 +212,7 @@ def q_not(path: str, arg: Any, ctx: Ctx) -> Compiled:
 @query_operator("$options")
 def q_options(path: str, arg: Any, ctx: Ctx) -> Compiled:
     """No test of its own: ``$regex`` reads its options."""
-    return Compiled(TRUE)
+    return Compiled(true())
 
 
 @query_operator("$and")
@@ -235,7 +235,7 @@ def q_nor(path: None, arg: list, ctx: Ctx) -> Compiled:
 
 @query_operator("$comment")
 def q_comment(path: None, arg: Any, ctx: Ctx) -> Compiled:
-    return Compiled(TRUE)
+    return Compiled(true())
 
 
 @query_operator("$expr")

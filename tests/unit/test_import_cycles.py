@@ -139,3 +139,22 @@ def test_the_check_finds_cycles(tmp_path):
     assert ["headrace.sub.b", "headrace.sub.c"] in found
     assert ["benchmarks/one", "benchmarks/two"] in found
     assert len(found) == 3
+
+
+def test_every_module_imports_without_a_spark_session():
+    """Importing any module (the engine, the stage compilers, ...) needs no running SparkContext:
+    Spark columns are built when a pipeline is compiled, not at import."""
+    import subprocess
+    import sys
+
+    code = ("import importlib, pkgutil, headrace\n"
+            "bad = []\n"
+            "for m in pkgutil.walk_packages(headrace.__path__, 'headrace.'):\n"
+            "    try:\n"
+            "        importlib.import_module(m.name)\n"
+            "    except Exception as exc:\n"
+            "        bad.append(f'{m.name}: {exc!r}')\n"
+            "print('\\n'.join(bad))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", out.stdout
