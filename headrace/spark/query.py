@@ -34,6 +34,14 @@ arrays or documents compare nested containers below the first level by JSON text
 beyond DECIMAL(38,18) breaks exact ties as a double; a document whose only field is ``$oid`` /
 ``$minKey`` / ``$maxKey`` / ``$numberDecimal`` reads as that BSON type; an ``Int64`` within 32
 bits reads as ``int``.
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$all`` match_all; ``$and`` match_and;
+``$comment`` match_comment; ``$elemMatch`` match_elemmatch; ``$eq`` match_eq_field; ``$exists``
+match_exists_false; ``$expr`` match_expr; ``$gt`` match_not; ``$gte`` match_or_range; ``$in``
+match_in; ``$jsonSchema`` validate_dlq; ``$lt`` match_nor; ``$lte`` match_lte; ``$mod`` match_mod;
+``$ne`` match_ne; ``$nin`` match_nin; ``$nor`` match_nor; ``$not`` match_not; ``$options``
+match_regex_options; ``$or`` match_or_range; ``$regex`` match_regex_suffix; ``$size`` match_size;
+``$type`` match_type_number.
 """
 from __future__ import annotations
 

@@ -14,6 +14,15 @@ A capture group that did not take part in the match is null. Deviations: a regex
 a constant runs as a Java regex without translation (its unmatched groups read ``""``), as
 does a group that can match the empty string; doubles
 convert to strings in Java's notation when not integral (``1.0E20``).
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$concat`` project_concat; ``$indexOfCP``
+project_indexofcp; ``$ltrim`` project_ltrim; ``$regexFind`` addfields_regexfind; ``$regexFindAll``
+addfields_regexfindall; ``$regexMatch`` addfields_regexmatch; ``$replaceAll`` project_replaceall;
+``$replaceOne`` project_replaceone; ``$rtrim`` project_rtrim; ``$split`` project_split;
+``$strcasecmp`` project_strcasecmp; ``$strLenBytes`` project_strlenbytes; ``$strLenCP``
+project_strlencp; ``$substr`` project_computed; ``$substrBytes`` project_substrbytes; ``$substrCP``
+project_substrcp; ``$toLower`` project_tolower; ``$toUpper`` project_toupper; ``$trim``
+project_trim.
 """
 from __future__ import annotations
 
