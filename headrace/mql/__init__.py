@@ -13,6 +13,8 @@ reference semantics used as test oracles. One module per concern:
 - :mod:`headrace.mql.accumulators`: accumulator validation.
 - :mod:`headrace.mql.jsonschema`: ``$jsonSchema``.
 
-Imports go one way: bson <- paths, regex <- catalogue <- jsonschema <- match <- explain;
-expressions <- query, accumulators (``tests/unit/test_import_cycles.py`` keeps it so).
+Imports go one way: ``bson`` and ``regex`` import nothing of mql; ``paths`` imports ``bson``;
+``catalogue`` ``regex``; ``jsonschema`` ``bson`` and ``regex``; ``match`` those; ``explain``
+``match``; ``expressions`` ``regex``; ``query`` and ``accumulators`` ``expressions``
+(``tests/unit/test_import_cycles.py`` keeps the repository free of cycles).
 """
