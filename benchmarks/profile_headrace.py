@@ -286,4 +286,8 @@ def _f(x) -> str:
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE))
     import run
-    sys.exit(main(dict(run.PROFILES["quick" if "--quick" in sys.argv else "full"])))
+    if "--prof" in sys.argv:  # from ``run.py --profile``: the profile it built
+        prof = json.loads(sys.argv[sys.argv.index("--prof") + 1])
+    else:
+        prof = dict(run.PROFILES["quick" if "--quick" in sys.argv else "full"])
+    sys.exit(main(prof))

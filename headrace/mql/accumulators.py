@@ -37,7 +37,7 @@ import decimal
 from typing import Any
 
 from ..errors import NotSupportedYet, PipelineError
-from .expressions import is_constant
+from .expressions import is_constant, validate_expression
 
 UNARY = ("$sum", "$avg", "$min", "$max", "$first", "$last", "$push", "$addToSet", "$mergeObjects",
          "$stdDevPop", "$stdDevSamp")
@@ -77,8 +77,6 @@ def _type(v: Any) -> str:
 
 
 def _expression(v: Any, path: str) -> None:
-    from .expressions import validate_expression
-
     validate_expression(v, path)
 
 

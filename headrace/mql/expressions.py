@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..errors import NotSupportedYet, PipelineError
+from .regex import RegexError, compile_regex, regex_literal, translate_regex
 
 __all__ = [
     "validate_expression", "operands", "OPERATORS", "NOT_SUPPORTED", "SYSTEM_VARIABLES",
@@ -219,8 +220,6 @@ def _check_convert(arg: dict, path: str) -> None:
 
 
 def _check_regex(arg: dict, path: str) -> None:
-    from .match import RegexError, regex_literal, translate_regex
-
     const, rx = _const_value(arg["regex"])
     opts_const, opts = _const_value(arg.get("options", ""))
     if not const or not opts_const:
@@ -244,8 +243,6 @@ def _check_regex(arg: dict, path: str) -> None:
     except RegexError as exc:
         raise _bad(f"{path}.regex", f"invalid regular expression: {exc}", "a valid regular expression", rx) from None
     try:
-        from .match import compile_regex
-
         compile_regex(rx, opts or "")
     except Exception as exc:  # invalid pattern
         raise _bad(f"{path}.regex", f"invalid regular expression: {exc}", "a valid regular expression", rx) from None

@@ -25,10 +25,8 @@ import decimal
 from typing import Any
 
 from ..errors import PipelineError
-from .match import (
-    NUMBER_TYPES, TYPE_ALIASES, RegexError, compare_single, compile_regex, is_number, type_name,
-    values_equal,
-)
+from .bson import NUMBER_TYPES, TYPE_ALIASES, compare_single, is_number, type_name, values_equal
+from .regex import RegexError, compile_regex
 
 __all__ = ["validate_schema", "schema_matches", "schema_failure_details", "KEYWORDS"]
 

@@ -23,26 +23,16 @@ import math
 from typing import Any
 
 from ..errors import PipelineError
-from .match import (
-    TOP_LEVEL_OPERATORS, TYPE_ALIASES, TYPE_CODES, RegexError, compile_regex, is_all_elem_match,
-    is_elem_match_value, is_number, is_operator_doc, regex_literal,
+from .bson import TYPE_ALIASES, TYPE_CODES, is_number
+from .catalogue import (
+    FIELD_OPERATORS, is_all_elem_match, is_elem_match_value, is_operator_doc, operator_error,
 )
+from .expressions import validate_expression
+from .jsonschema import validate_schema
+from .regex import RegexError, compile_regex, regex_literal
 
-__all__ = ["validate_query", "operator_error", "FIELD_OPERATORS", "TOP_OPERATORS",
-           "NOT_SUPPORTED_TOP", "NOT_SUPPORTED_FIELD"]
+__all__ = ["validate_query"]
 
-TOP_OPERATORS = frozenset({"$and", "$or", "$nor", "$expr", "$jsonSchema", "$comment"})
-FIELD_OPERATORS = frozenset({
-    "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$not", "$exists", "$type",
-    "$regex", "$options", "$elemMatch", "$size", "$all", "$mod",
-})
-NOT_SUPPORTED_TOP = frozenset({"$text", "$where", "$sampleRate", "$alwaysTrue", "$alwaysFalse",
-                               "$ref", "$id", "$db", "$atomic", "$isolated"})
-NOT_SUPPORTED_FIELD = frozenset({
-    "$geoWithin", "$geoIntersects", "$near", "$nearSphere", "$within", "$box", "$center",
-    "$centerSphere", "$geometry", "$maxDistance", "$minDistance", "$polygon", "$uniqueDocs",
-    "$bitsAllSet", "$bitsAllClear", "$bitsAnySet", "$bitsAnyClear",
-})
 _INT64 = 2**63
 
 
@@ -52,29 +42,6 @@ def _join(path: str, key: Any) -> str:
 
 def _bad(path: str, msg: str, expected: str, found: Any) -> PipelineError:
     return PipelineError("QUERY_BAD_ARGS", msg, path=path, expected=expected, found=found)
-
-
-def operator_error(op: str, where: str, path: str | None = None) -> PipelineError:
-    """The error for an operator that cannot be used where it is (``where``: "top" or "field")."""
-    if where == "top":
-        if op in NOT_SUPPORTED_TOP:
-            return PipelineError("QUERY_NOT_SUPPORTED_YET", f"query operator {op} is not supported yet",
-                                 path=path)
-        if op in FIELD_OPERATORS or op in NOT_SUPPORTED_FIELD:
-            return PipelineError("QUERY_UNKNOWN_OPERATOR",
-                                 f"unknown top level operator: {op} (it applies to a field: {{<field>: {{{op}: ...}}}})",
-                                 path=path, expected="a top-level operator ($and, $or, $nor, $expr, $jsonSchema)",
-                                 found=op)
-        return PipelineError("QUERY_UNKNOWN_OPERATOR", f"unknown top level operator: {op}", path=path,
-                             expected="a top-level operator ($and, $or, $nor, $expr, $jsonSchema)", found=op)
-    if op in NOT_SUPPORTED_FIELD:
-        return PipelineError("QUERY_NOT_SUPPORTED_YET", f"query operator {op} is not supported yet", path=path)
-    if op in TOP_LEVEL_OPERATORS:
-        return PipelineError("QUERY_UNKNOWN_OPERATOR",
-                             f"unknown operator: {op} ({op} applies to the whole document, not to a field)",
-                             path=path, expected="a field operator ($eq, $gt, $in, $regex, ...)", found=op)
-    return PipelineError("QUERY_UNKNOWN_OPERATOR", f"unknown operator: {op}", path=path,
-                         expected="a field operator ($eq, $gt, $in, $regex, ...)", found=op)
 
 
 def validate_query(query: Any, path: str = "", *, _sub: bool = False) -> None:
@@ -106,18 +73,12 @@ def _validate_top(op: str, arg: Any, p: str, sub: bool) -> None:
         if sub:
             raise _bad(p, "$expr can only be applied to the top-level document",
                        "$expr at the top level of the query", op)
-        try:
-            from .expressions import validate_expression
-        except ImportError:  # the expression validator is optional for pure query checks
-            return
         validate_expression(arg, p)
         return
     if op == "$jsonSchema":
         if sub:
             raise PipelineError("QUERY_NOT_SUPPORTED_YET", "$jsonSchema inside $elemMatch is not supported yet",
                                 path=p)
-        from .jsonschema import validate_schema
-
         validate_schema(arg, p)
         return
     raise operator_error(op, "top", p)

@@ -15,10 +15,10 @@ from typing import Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from ..mql import match as M
+from ..mql.regex import translate_regex
 from ..mql.jsonschema import JSON_TYPES, decimal15
 from . import values as V
-from .query import FALSE, TRUE, _and, _eq_value, _or, cmp_pred, field, nn, raw_double, type_test
+from .predicates import all_of, any_of, cmp_pred, eq_value, false, field, nn, raw_double, true, type_test
 
 __all__ = ["compile_schema"]
 
@@ -52,12 +52,12 @@ def _schema(v: Column, s: dict) -> Column:
 def _type_test(v: Column, spec: Any, json_types: bool, code: Column | None) -> Column:
     names = [JSON_TYPES.get(n, n) if json_types else n for n in ([spec] if isinstance(spec, str) else spec)]
     if code is None:  # the top-level document is an object
-        return TRUE if "object" in names else FALSE
+        return true() if "object" in names else false()
     return type_test(v, names, code)
 
 
 def _regex(s: Column, pattern: str) -> Column:
-    return s.rlike(M.translate_regex(pattern, "", "java"))
+    return s.rlike(translate_regex(pattern, "", "java"))
 
 
 def _multiple_of(v: Column, code: Column, m: Any) -> Column:
@@ -86,7 +86,7 @@ def _rules(v: Column, s: dict, top: bool, code: Column | None) -> Column:  # noq
         if "multipleOf" in s:
             num.append(_multiple_of(v, code, s["multipleOf"]))
         if num:
-            conds.append(~code.isin(*V.NUMBER_CODES) | _and(num))
+            conds.append(~code.isin(*V.NUMBER_CODES) | all_of(num))
         strs = []
         sv = F.try_variant_get(v, "$", "string")
         if "minLength" in s:
@@ -96,17 +96,17 @@ def _rules(v: Column, s: dict, top: bool, code: Column | None) -> Column:  # noq
         if "pattern" in s:
             strs.append(_regex(sv, s["pattern"]))
         if strs:
-            conds.append((code != V.CODE["string"]) | nn(_and(strs)))
+            conds.append((code != V.CODE["string"]) | nn(all_of(strs)))
         arr = _array_rules(v, s)
         if arr:
-            conds.append((code != V.CODE["array"]) | nn(_and(arr)))
+            conds.append((code != V.CODE["array"]) | nn(all_of(arr)))
     obj = _object_rules(v, s, top, code)
     if obj:
-        conds.append(nn(_and(obj)) if top else ((code != V.CODE["object"]) | nn(_and(obj))))
+        conds.append(nn(all_of(obj)) if top else ((code != V.CODE["object"]) | nn(all_of(obj))))
     if "allOf" in s:
         conds.extend(_rules(v, sub, top, code) for sub in s["allOf"])
     if "anyOf" in s:
-        conds.append(_or([_rules(v, sub, top, code) for sub in s["anyOf"]]))
+        conds.append(any_of([_rules(v, sub, top, code) for sub in s["anyOf"]]))
     if "oneOf" in s:
         hits = [F.when(_rules(v, sub, top, code), F.lit(1)).otherwise(F.lit(0)) for sub in s["oneOf"]]
         total = hits[0]
@@ -117,8 +117,8 @@ def _rules(v: Column, s: dict, top: bool, code: Column | None) -> Column:  # noq
         conds.append(~_rules(v, s["not"], top, code))
     if "enum" in s:
         values = [e for e in s["enum"] if isinstance(e, dict)] if top else s["enum"]
-        conds.append(_or([_eq_value(e)(v, code) if code is not None else _eq_value(e)(v) for e in values]))
-    return nn(_and(conds))
+        conds.append(any_of([eq_value(e)(v, code) if code is not None else eq_value(e)(v) for e in values]))
+    return nn(all_of(conds))
 
 
 def _absent_or(sub: dict):
@@ -173,9 +173,9 @@ def _object_rules(v: Column, s: dict, top: bool, code: Column | None) -> list[Co
                 if add is not True:
                     known = [k.isin(*props)] if props else []
                     known += [_regex(k, p) for p in pp]
-                    other = FALSE if add is False else V.let(x, lambda y: _schema(y, add))
-                    tests.append(_or(known) | other if known else other)
-                return nn(_and(tests))
+                    other = false() if add is False else V.let(x, lambda y: _schema(y, add))
+                    tests.append(any_of(known) | other if known else other)
+                return nn(all_of(tests))
             out.append(nn(F.forall(entries, allowed)))
     if "minProperties" in s or "maxProperties" in s:
         n = F.size(F.try_variant_get(v, "$", "map<string,variant>"))
@@ -185,7 +185,7 @@ def _object_rules(v: Column, s: dict, top: bool, code: Column | None) -> list[Co
             out.append(n <= F.lit(int(s["maxProperties"])))
     for name, dep in s.get("dependencies", {}).items():
         if isinstance(dep, list):
-            then = _and([field(v, d).isNotNull() for d in dep])
+            then = all_of([field(v, d).isNotNull() for d in dep])
         else:
             then = _rules(v, dep, top, code)
         out.append(field(v, name).isNull() | then)

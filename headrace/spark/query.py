@@ -18,7 +18,8 @@ implementation :mod:`headrace.mql.match` (the test oracle):
 - Expressions stay small: each path level reads its field once (``values.let``) and a test
   receives a simple column; Spark's analyzer pays per level of lambda nesting, so values are
   bound only where they are expensive.
-- ``$regex`` runs as a Java regex translated from PCRE (:func:`headrace.mql.match.translate_regex`).
+- ``$regex`` runs as a Java regex translated from PCRE (:func:`headrace.mql.regex.translate_regex`).
+- Value tests come from :mod:`headrace.spark.predicates`.
 - ``$expr`` compiles through ``headrace.spark.expr.compile_expression``; ``$jsonSchema``
   through :mod:`headrace.spark.jsonschema`.
 
@@ -33,384 +34,36 @@ arrays or documents compare nested containers below the first level by JSON text
 beyond DECIMAL(38,18) breaks exact ties as a double; a document whose only field is ``$oid`` /
 ``$minKey`` / ``$maxKey`` / ``$numberDecimal`` reads as that BSON type; an ``Int64`` within 32
 bits reads as ``int``.
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$all`` match_all; ``$and`` match_and;
+``$comment`` match_comment; ``$elemMatch`` match_elemmatch; ``$eq`` match_eq_field; ``$exists``
+match_exists_false; ``$expr`` match_expr; ``$gt`` match_not; ``$gte`` match_or_range; ``$in``
+match_in; ``$jsonSchema`` validate_dlq; ``$lt`` match_nor; ``$lte`` match_lte; ``$mod`` match_mod;
+``$ne`` match_ne; ``$nin`` match_nin; ``$nor`` match_nor; ``$not`` match_not; ``$options``
+match_regex_options; ``$or`` match_or_range; ``$regex`` match_regex_suffix; ``$size`` match_size;
+``$type`` match_type_number.
 """
 from __future__ import annotations
 
 import dataclasses
-import decimal
-from typing import Any, Callable
+from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from .. import ejson
-from ..mql import match as M
-from ..mql.query import operator_error
+from ..mql.bson import true_value
+from ..mql.catalogue import is_all_elem_match, is_elem_match_value, is_operator_doc, operator_error, regex_of
+from ..mql.regex import regex_literal
 from . import values as V
+from .expr import compile_expression
+from .jsonschema import compile_schema
+from .predicates import (
+    Pred, all_of, any_of, cmp_pred, eq_or_regex, false, in_pred, mod_pred, nn, path_test, regex_pred,
+    size_pred, true, type_pred,
+)
 from .registry import QUERY_OPERATORS, Compiled, Ctx, first_error, query_operator
 
-__all__ = ["compile_query", "value_predicate", "path_test", "field", "nn", "cmp_pred", "Pred"]
-
-TRUE = F.lit(True)
-FALSE = F.lit(False)
-_DEC_MAX = decimal.Decimal("1e20")
-_WIDE = decimal.Context(prec=60)
-_TWO53 = 2**53
-_C = V.CODE
-
-
-class Pred:
-    """A test of one value (a simple column: a lambda variable or a field read) that never
-    returns NULL; ``missing`` is its result on a missing value (known at compile time).
-    Comparison tests also take the value's type code when it is at hand (:meth:`coded`)."""
-
-    __slots__ = ("fn", "missing")
-
-    def __init__(self, fn: Callable[..., Column], missing: bool):
-        self.fn, self.missing = fn, missing
-
-    def __call__(self, x: Column) -> Column:  # one parameter: Spark lambdas count them
-        return self.fn(x)
-
-    def coded(self, x: Column, code: Column) -> Column:
-        """The test with ``values.type_code(x)`` already at hand (comparison tests only)."""
-        return self.fn(x, code)
-
-
-def nn(c: Column) -> Column:
-    """A boolean that is never NULL (NULL reads as false)."""
-    return F.coalesce(c, FALSE)
-
-
-def _and(cols: list[Column]) -> Column:
-    if not cols:
-        return TRUE
-    out = cols[0]
-    for c in cols[1:]:
-        out = out & c
-    return out
-
-
-def _or(cols: list[Column]) -> Column:
-    if not cols:
-        return FALSE
-    out = cols[0]
-    for c in cols[1:]:
-        out = out | c
-    return out
-
-
-def field(obj: Column, name: str) -> Column:
-    """Field ``name`` of a document (SQL NULL when missing); a numeric name also indexes an
-    array (an array is a document with fields "0", "1", ... inside ``$elemMatch``)."""
-    got = F.try_variant_get(obj, V.variant_path(name), "variant")
-    if _is_index(name):
-        got = F.coalesce(got, F.try_variant_get(obj, f"$[{int(name)}]", "variant"))
-    return got
-
-
-def raw_double(x: Column) -> Column:
-    """DOUBLE of a value known to be a number (decimals stored as text included)."""
-    return F.coalesce(F.try_variant_get(x, "$", "double"),
-                      F.try_variant_get(x, "$['$numberDecimal']", "string").try_cast("double"))
-
-
-def _code(x: Column) -> Column:
-    return V.type_code(x)
-
-
-# ------------------------------------------------------------------------------------ paths
-
-
-def path_test(root: Column, path: str, pred: Pred, traverse_leaf: bool = True) -> Column:
-    """Whether some value that ``path`` offers in document ``root`` satisfies ``pred``
-    (MongoDB's element iteration)."""
-    return nn(_any_obj(root, path.split("."), pred, traverse_leaf))
-
-
-def _is_index(name: str) -> bool:
-    return M.is_index(name) and int(name) <= 2**31 - 2
-
-
-def _any_obj(obj: Column, parts: list[str], pred: Pred, tl: bool) -> Column:
-    """Some value offered by ``parts`` under document ``obj`` satisfies ``pred``."""
-    def at(f: Column) -> Column:
-        is_arr = V.is_array(f)
-        if len(parts) == 1:
-            if not tl:
-                return pred(f)
-            # an array at the end offers its elements, then itself
-            offered = F.when(is_arr, F.concat(V.array_elems(f), F.array(f))).otherwise(F.array(f))
-            return nn(F.exists(offered, pred))
-        rest = parts[1:]
-        # continue in f itself, or in the documents of the array f; anything else offers
-        # "missing" (a scalar on the way) or nothing (a non-document in an array)
-        docs = F.when(is_arr, V.array_elems(f)).otherwise(F.array(f))
-        if pred.missing or _is_index(rest[0]):
-            below = nn(F.exists(docs, lambda d: V.is_object(d) & _any_obj(d, rest, pred, tl)))
-        else:  # below a non-document the path only offers "missing", which fails pred
-            below = nn(F.exists(docs, lambda d: _any_obj(d, rest, pred, tl)))
-        offset = _at_offset(f, rest, pred, tl)
-        if offset is not None:
-            below = below | (is_arr & offset)
-        if pred.missing:
-            return F.when(is_arr | V.is_object(f), below).otherwise(TRUE)
-        return below
-    return V.let(field(obj, parts[0]), at)
-
-
-def _at_offset(arr: Column, rest: list[str], pred: Pred, tl: bool) -> Column | None:
-    """For a numeric component ``rest[0]``: the array element at that index and what the rest
-    of the path offers in it (None when ``rest[0]`` is not an index)."""
-    nxt = rest[0]
-    if not _is_index(nxt):
-        return None
-
-    def at(e: Column) -> Column:
-        if len(rest) == 1:
-            return e.isNotNull() & pred(e)
-        after = rest[1:]
-        inner = F.when(V.is_object(e), _any_obj(e, after, pred, tl))
-        nested = _in_array(e, after, pred, tl)
-        return nn(inner.when(V.is_array(e), nested).otherwise(FALSE))
-    return nn(V.let(F.try_element_at(V.array_elems(arr), F.lit(int(nxt) + 1)), at))
-
-
-def _in_array(arr: Column, rest: list[str], pred: Pred, tl: bool) -> Column:
-    """What ``rest`` offers in the documents of array ``arr`` (and at an index in it)."""
-    below = nn(F.exists(V.array_elems(arr), lambda d: V.is_object(d) & _any_obj(d, rest, pred, tl)))
-    offset = _at_offset(arr, rest, pred, tl)
-    return below if offset is None else below | offset
-
-
-# ------------------------------------------------------------------------------------ values
-
-
-def _direct(a: Column, b: Column, op: str) -> Column:
-    """``a op b`` for two values of one type (NULL when ``a`` is NULL)."""
-    return {"$eq": a == b, "$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
-
-
-def _dec_lit(c: Any) -> Column | None:
-    """A number constant as DECIMAL(38,18), None when out of that range."""
-    try:
-        d = decimal.Decimal(int(c)) if isinstance(c, int) else decimal.Decimal(c)
-    except (ValueError, decimal.InvalidOperation):
-        return None
-    if not d.is_finite() or abs(d) >= _DEC_MAX:
-        return None
-    q = d.quantize(decimal.Decimal("1e-18"), rounding=decimal.ROUND_HALF_EVEN, context=_WIDE)
-    return F.lit(q).cast("decimal(38,18)")
-
-
-Test = Callable[..., Column]  # fn(x, code=None): code is values.type_code(x) when at hand
-
-
-def _code_of(x: Column, code: Column | None) -> Column:
-    return _code(x) if code is None else code
-
-
-def _num(op: str, c: Any) -> Test:
-    """Numeric comparison with a constant number (NaN equals NaN only; exact when doubles tie)."""
-    if M.is_nan(c):
-        if op in ("$eq", "$lte", "$gte"):
-            return lambda x, code=None: nn(_code_of(x, code).isin(*V.NUMBER_CODES) & F.isnan(raw_double(x)))
-        return lambda x, code=None: FALSE
-    cd = F.lit(float(c))
-    cdec = _dec_lit(c)
-    c_int = int(c) if isinstance(c, int) else (int(c) if isinstance(c, float) and c.is_integer()
-                                               and -2**63 <= c < 2**63 else None)
-    big = c_int is not None and abs(c_int) >= _TWO53
-    strict = op in ("$gt", "$lt")
-
-    def tie(x: Column, xd: Column, code: Column | None) -> Column:
-        """``op`` when ``x`` equals ``c`` as a double."""
-        out = None
-        if big:  # longs and doubles beyond 2**53 compare as integers
-            out = F.when(_code_of(x, code).isin(_C["int"], _C["long"]),
-                         _direct(F.try_variant_get(x, "$", "bigint"), F.lit(c_int), op))
-            out = out.when((_code_of(x, code) == _C["double"]) & (F.abs(xd) < F.lit(9.2e18)),
-                           _direct(xd.cast("bigint"), F.lit(c_int), op))
-        if cdec is not None:  # a decimal may differ below a double's precision
-            is_dec = _code_of(x, code) == _C["decimal"]
-            dx = _direct(F.try_variant_get(x, "$", "decimal(38,18)"), cdec, op)
-            out = F.when(is_dec, dx) if out is None else out.when(is_dec, dx)
-        return F.lit(not strict) if out is None else nn(out.otherwise(F.lit(not strict)))
-
-    def test(x: Column, code: Column | None = None) -> Column:
-        xd = raw_double(x)
-        first = {"$eq": F.lit(False), "$gt": xd > cd, "$gte": xd > cd, "$lt": xd < cd, "$lte": xd < cd}[op]
-        return nn(_code_of(x, code).isin(*V.NUMBER_CODES) & ~F.isnan(xd)
-                  & (first | ((xd == cd) & tie(x, xd, code))))
-    return test
-
-
-def _bound(op: str, c: Any) -> Test:
-    name = _C["minKey"] if c is ejson.MINKEY else _C["maxKey"]
-
-    def is_it(x: Column, code: Column | None = None) -> Column:
-        return _code_of(x, code) == name
-
-    def is_not(x: Column, code: Column | None = None) -> Column:
-        return _code_of(x, code) != name
-
-    def always(x: Column, code: Column | None = None) -> Column:
-        return TRUE
-
-    def never(x: Column, code: Column | None = None) -> Column:
-        return FALSE
-
-    if c is ejson.MINKEY:
-        return {"$eq": is_it, "$lte": is_it, "$gte": always, "$gt": is_not, "$lt": never}[op]
-    return {"$eq": is_it, "$gte": is_it, "$lte": always, "$lt": is_not, "$gt": never}[op]
-
-
-def _typed_value(x: Column, code: Column | None, kind: str, spark_type: str) -> Column:
-    """x read as ``spark_type`` when it has MQL type ``kind``, else NULL."""
-    return F.when(_code_of(x, code) == _C[kind], F.try_variant_get(x, "$", spark_type))
-
-
-def _cmp(op: str, c: Any) -> Test:
-    if M.regex_literal(c) is not None:
-        return lambda x, code=None: FALSE  # only a stored regex equals a regex; documents hold none
-    if c is None:
-        if op in ("$eq", "$lte", "$gte"):
-            return lambda x, code=None: (V.is_null_or_missing(x) if code is None
-                                         else code.isin(_C["null"], _C["missing"]))
-        return lambda x, code=None: FALSE
-    if c is ejson.MINKEY or c is ejson.MAXKEY:
-        return _bound(op, c)
-    kind = M.type_name(c)
-    if kind in M.NUMBER_TYPES:
-        return _num(op, c)
-    simple = {}
-    if kind in ("string", "bool"):
-        simple[kind] = ("string" if kind == "string" else "boolean", F.lit(c))
-    if kind == "date":
-        d = c if c.tzinfo else c.replace(tzinfo=ejson.UTC)
-        delta = d - ejson.EPOCH
-        micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-        simple["date"] = ("timestamp", F.timestamp_micros(F.lit(micros)))
-    if kind in simple:
-        spark_type, lit = simple[kind]
-        return lambda x, code=None: nn(_direct(_typed_value(x, code, kind, spark_type), lit, op))
-    if kind == "objectId":
-        return lambda x, code=None: nn((_code_of(x, code) == _C["objectId"]) & _direct(
-            F.try_variant_get(x, "$['$oid']", "string"), F.lit(str(c)), op))
-    if kind == "binData":
-        lit = F.struct(F.lit(len(c)).alias("n"), F.lit(bytearray(c)).cast("binary").alias("b"))
-
-        def bin_test(x: Column, code: Column | None = None) -> Column:
-            b = F.try_variant_get(x, "$", "binary")
-            key = F.struct(F.length(b).alias("n"), b.alias("b"))
-            return nn((_code_of(x, code) == _C["binData"]) & _direct(key, lit, op))
-        return bin_test
-    if op == "$eq":
-        return _eq_container(c)
-    lit = V.lit_value(c)
-    return lambda x, code=None: nn((_code_of(x, code) == _C[kind]) & _direct(V.compare(x, lit), F.lit(0), op))
-
-
-def _eq_value(c: Any) -> Test:
-    """Equality with a constant for a value that exists (an element or a present field)."""
-    if c is None:
-        return lambda x, code=None: nn(F.is_variant_null(x))
-    if isinstance(c, (list, dict)) and M.regex_literal(c) is None:
-        return _eq_container(c)
-    return _cmp("$eq", c)
-
-
-def _eq_container(c: Any) -> Test:
-    """Equality with an array or document constant, element by element (documents regardless
-    of field order: VARIANT keeps fields sorted)."""
-    if isinstance(c, list):
-        tests = [_eq_value(e) for e in c]
-
-        def arr(x: Column, code: Column | None = None) -> Column:
-            elems = V.array_elems(x)
-            parts = [F.size(elems) == F.lit(len(c))]
-            parts += [V.let(F.try_element_at(elems, F.lit(i + 1)), t) for i, t in enumerate(tests)]
-            is_arr = V.is_array(x) if code is None else code == _C["array"]
-            return nn(is_arr & _and(parts))
-        return arr
-    tests = {k: _eq_value(v) for k, v in c.items()}
-
-    def obj(x: Column, code: Column | None = None) -> Column:
-        parts = [F.size(F.try_variant_get(x, "$", "map<string,variant>")) == F.lit(len(c))]
-        for k, t in tests.items():
-            parts.append(V.let(field(x, k), lambda f, t=t: f.isNotNull() & t(f)))
-        return nn((_code_of(x, code) == _C["object"]) & _and(parts))
-    return obj
-
-
-def cmp_pred(op: str, c: Any) -> Pred:
-    """``$eq $gt $gte $lt $lte`` with constant ``c`` on one value (ComparisonMatchExpression)."""
-    return Pred(_cmp(op, c), M.compare_single(M.MISSING, op, c) if M.regex_literal(c) is None else False)
-
-
-def regex_pred(pattern: str, options: str) -> Pred:
-    java = M.translate_regex(pattern, options, "java")
-    return Pred(lambda x: nn(V.as_string(x).rlike(java)), False)
-
-
-def _eq_or_regex(item: Any) -> Pred:
-    rx = M.regex_literal(item)
-    return regex_pred(*rx) if rx is not None else cmp_pred("$eq", item)
-
-
-def in_pred(items: list) -> Pred:
-    """``$in``: equal to one of the values, or matching one of the regexes."""
-    strings = [x for x in items if isinstance(x, str)]
-    others = [_eq_or_regex(x) for x in items if not isinstance(x, str)]
-
-    def test(x: Column) -> Column:
-        tests = [f(x) for f in others]
-        if strings:
-            tests.insert(0, nn(V.as_string(x).isin(strings)))
-        return nn(_or(tests))
-    return Pred(test, any(p.missing for p in others))
-
-
-def type_test(x: Column, spec: Any, code: Column | None = None) -> Column:
-    """Whether ``x`` has one of the types named by a ``$type`` / ``bsonType`` value (``code``:
-    ``values.type_code(x)`` when already at hand)."""
-    names = set(M.type_set(spec))
-    if "number" in names:
-        names |= M.NUMBER_TYPES
-    codes = sorted(_C[n] for n in names if n in _C and n not in ("int", "long"))
-    tests = []
-    if codes:
-        tests.append((_code(x) if code is None else code).isin(*codes))
-    if "int" in names or "long" in names:
-        is_int = (_code(x) if code is None else code).isin(_C["int"], _C["long"])
-        if not ("int" in names and "long" in names):
-            small = F.try_variant_get(x, "$", "bigint").between(M.ejson.INT32_MIN, M.ejson.INT32_MAX)
-            is_int = is_int & (small if "int" in names else ~small)
-        tests.append(is_int)
-    return nn(_or(tests))
-
-
-def type_pred(spec: Any) -> Pred:
-    return Pred(lambda x: type_test(x, spec), False)
-
-
-def mod_pred(arg: list) -> Pred:
-    d, r = M.mod_args(arg)
-
-    def with_code(x: Column, code: Column) -> Column:
-        xd = F.try_variant_get(x, "$", "double")
-        t = (F.when(code.isin(_C["int"], _C["long"]), F.try_variant_get(x, "$", "bigint"))
-             .when((code == _C["double"]) & (xd >= F.lit(-9.223372036854775808e18))
-                   & (xd < F.lit(9.223372036854775808e18)), xd.cast("bigint"))
-             .when(code == _C["decimal"], F.try_variant_get(x, "$", "decimal(38,18)").try_cast("bigint")))
-        if d == -1:
-            return nn(t.isNotNull() & F.lit(r == 0))
-        return nn(t % F.lit(d) == F.lit(r))
-    return Pred(lambda x: V.let(_code(x), lambda code: with_code(x, code)), False)
-
-
-def size_pred(n: Any) -> Pred:
-    return Pred(lambda x: nn(F.size(V.array_elems(x)) == F.lit(int(n))), False)
+__all__ = ["compile_query", "value_predicate", "elem_match_pred"]
 
 
 def value_predicate(op: str, val: Any, opdoc: dict, ctx: Ctx) -> Pred:
@@ -426,14 +79,14 @@ def value_predicate(op: str, val: Any, opdoc: dict, ctx: Ctx) -> Pred:
         p = in_pred(val)
         return Pred(lambda x: ~p(x), not p.missing)
     if op == "$exists":
-        want = M.true_value(val)
+        want = true_value(val)
         return Pred((lambda x: x.isNotNull()) if want else (lambda x: x.isNull()), not want)
     if op == "$type":
         return type_pred(val)
     if op == "$regex":
-        return regex_pred(*M.regex_of(opdoc))
+        return regex_pred(*regex_of(opdoc))
     if op == "$options":
-        return Pred(lambda x: TRUE, True)
+        return Pred(lambda x: true(), True)
     if op == "$size":
         return size_pred(val)
     if op == "$mod":
@@ -442,27 +95,27 @@ def value_predicate(op: str, val: Any, opdoc: dict, ctx: Ctx) -> Pred:
         return elem_match_pred(val, ctx)
     if op == "$all":
         if not val:
-            return Pred(lambda x: FALSE, False)
-        if M.is_all_elem_match(val):
+            return Pred(lambda x: false(), False)
+        if is_all_elem_match(val):
             preds = [elem_match_pred(item["$elemMatch"], ctx) for item in val]
         else:
-            preds = [_eq_or_regex(item) for item in val]
-        return Pred(lambda x: _and([p(x) for p in preds]), all(p.missing for p in preds))
+            preds = [eq_or_regex(item) for item in val]
+        return Pred(lambda x: all_of([p(x) for p in preds]), all(p.missing for p in preds))
     if op == "$not":
-        rx = M.regex_literal(val)
+        rx = regex_literal(val)
         if rx is not None:
             p = regex_pred(*rx)
             return Pred(lambda x: ~p(x), True)
         preds = [value_predicate(o, a, val, ctx) for o, a in val.items()]
-        return Pred(lambda x: ~_and([p(x) for p in preds]), not all(p.missing for p in preds))
+        return Pred(lambda x: ~all_of([p(x) for p in preds]), not all(p.missing for p in preds))
     raise operator_error(op, "field")
 
 
 def elem_match_pred(sub: dict, ctx: Ctx) -> Pred:
     """``$elemMatch`` on one value: an array with an element matching ``sub``."""
-    if M.is_elem_match_value(sub):
+    if is_elem_match_value(sub):
         preds = [value_predicate(op, a, sub, ctx) for op, a in sub.items()]
-        return Pred(lambda x: nn(F.exists(V.array_elems(x), lambda e: _and([p(e) for p in preds]))), False)
+        return Pred(lambda x: nn(F.exists(V.array_elems(x), lambda e: all_of([p(e) for p in preds]))), False)
 
     def on_elem(e: Column) -> Column:
         inner = _compile_doc(sub, dataclasses.replace(ctx, root=e)).value
@@ -490,11 +143,11 @@ def _compile_doc(query: dict, ctx: Ctx) -> Compiled:
             c = _compile_field(key, arg, ctx)
         values.append(c.value)
         errors.append(c.error)
-    return Compiled(nn(_and(values)), first_error(*errors))
+    return Compiled(nn(all_of(values)), first_error(*errors))
 
 
 def _compile_field(path: str, arg: Any, ctx: Ctx) -> Compiled:
-    if M.is_operator_doc(arg):
+    if is_operator_doc(arg):
         parts = []
         for op, val in arg.items():
             fn = QUERY_OPERATORS.get(op)
@@ -503,8 +156,8 @@ def _compile_field(path: str, arg: Any, ctx: Ctx) -> Compiled:
             if op == "$regex":
                 val = {"$regex": val, "$options": arg.get("$options", "")}
             parts.append(fn(path, val, ctx).value)
-        return Compiled(nn(_and(parts)))
-    rx = M.regex_literal(arg)
+        return Compiled(nn(all_of(parts)))
+    rx = regex_literal(arg)
     if rx is not None:
         return QUERY_OPERATORS["$regex"](path, {"$regex": arg}, ctx)
     return QUERY_OPERATORS["$eq"](path, arg, ctx)
@@ -540,25 +193,25 @@ def q_nin(path: str, arg: list, ctx: Ctx) -> Compiled:
 def q_exists(path: str, arg: Any, ctx: Ctx) -> Compiled:
     """The path reaches some value (or, with a false argument, none)."""
     found = path_test(ctx.root, path, Pred(lambda x: x.isNotNull(), False))
-    return Compiled(found if M.true_value(arg) else ~found)
+    return Compiled(found if true_value(arg) else ~found)
 
 
 @query_operator("$all")
 def q_all(path: str, arg: list, ctx: Ctx) -> Compiled:
     """Every item matches at the path (equality, regex, or ``$elemMatch`` items)."""
     if not arg:
-        return Compiled(FALSE)
-    if M.is_all_elem_match(arg):
+        return Compiled(false())
+    if is_all_elem_match(arg):
         tests = [path_test(ctx.root, path, elem_match_pred(item["$elemMatch"], ctx), False) for item in arg]
     else:
-        tests = [path_test(ctx.root, path, _eq_or_regex(item)) for item in arg]
-    return Compiled(_and(tests))
+        tests = [path_test(ctx.root, path, eq_or_regex(item)) for item in arg]
+    return Compiled(all_of(tests))
 
 
 @query_operator("$not")
 def q_not(path: str, arg: Any, ctx: Ctx) -> Compiled:
     """The negation of the operator document (or regex) at the path."""
-    rx = M.regex_literal(arg)
+    rx = regex_literal(arg)
     if rx is not None:
         return Compiled(~path_test(ctx.root, path, regex_pred(*rx)))
     return Compiled(~_compile_field(path, arg, ctx).value)
@@ -567,37 +220,35 @@ def q_not(path: str, arg: Any, ctx: Ctx) -> Compiled:
 @query_operator("$options")
 def q_options(path: str, arg: Any, ctx: Ctx) -> Compiled:
     """No test of its own: ``$regex`` reads its options."""
-    return Compiled(TRUE)
+    return Compiled(true())
 
 
 @query_operator("$and")
 def q_and(path: None, arg: list, ctx: Ctx) -> Compiled:
     cs = [_compile_doc(q, ctx) for q in arg]
-    return Compiled(_and([c.value for c in cs]), first_error(*[c.error for c in cs]))
+    return Compiled(all_of([c.value for c in cs]), first_error(*[c.error for c in cs]))
 
 
 @query_operator("$or")
 def q_or(path: None, arg: list, ctx: Ctx) -> Compiled:
     cs = [_compile_doc(q, ctx) for q in arg]
-    return Compiled(_or([c.value for c in cs]), first_error(*[c.error for c in cs]))
+    return Compiled(any_of([c.value for c in cs]), first_error(*[c.error for c in cs]))
 
 
 @query_operator("$nor")
 def q_nor(path: None, arg: list, ctx: Ctx) -> Compiled:
     cs = [_compile_doc(q, ctx) for q in arg]
-    return Compiled(~_or([c.value for c in cs]), first_error(*[c.error for c in cs]))
+    return Compiled(~any_of([c.value for c in cs]), first_error(*[c.error for c in cs]))
 
 
 @query_operator("$comment")
 def q_comment(path: None, arg: Any, ctx: Ctx) -> Compiled:
-    return Compiled(TRUE)
+    return Compiled(true())
 
 
 @query_operator("$expr")
 def q_expr(path: None, arg: Any, ctx: Ctx) -> Compiled:
     """An aggregation expression's truthiness; its errors are the query's errors."""
-    from .expr import compile_expression
-
     where = f"{ctx.where}.$expr" if ctx.where else "$expr"
     c = compile_expression(arg, ctx.at(where))
     return Compiled(nn(V.truthy(c.value)), c.error)
@@ -605,8 +256,6 @@ def q_expr(path: None, arg: Any, ctx: Ctx) -> Compiled:
 
 @query_operator("$jsonSchema")
 def q_json_schema(path: None, arg: dict, ctx: Ctx) -> Compiled:
-    from .jsonschema import compile_schema
-
     return Compiled(compile_schema(arg, ctx.root))
 
 

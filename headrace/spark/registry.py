@@ -23,6 +23,8 @@ EXPRESSIONS: dict[str, Callable[..., "Compiled"]] = {}
 QUERY_OPERATORS: dict[str, Callable[..., "Compiled"]] = {}
 ACCUMULATORS: dict[str, Callable[..., Any]] = {}
 STAGES: dict[str, Any] = {}
+#: Stage name -> the type of its typed spec (:mod:`headrace.spec.stages`).
+STAGE_SPEC_TYPES: dict[str, type] = {}
 
 
 @dataclass(frozen=True)
@@ -85,5 +87,9 @@ def accumulator(*names: str):
     return _register(ACCUMULATORS, names)
 
 
-def stage(*names: str):
+def stage(*names: str, spec: type):
+    """Register ``fn(df, st, spec, env) -> df`` as the compiler of the named stateless stages,
+    which take their argument as a ``spec`` (a :mod:`headrace.spec.stages` dataclass)."""
+    for n in names:
+        STAGE_SPEC_TYPES[n] = spec
     return _register(STAGES, names)

@@ -45,11 +45,13 @@ class SourceSpec:
 
 @dataclass(frozen=True)
 class Stage:
-    """A stateless stage: its MQL name, position in the pipeline and raw (validated) argument."""
+    """A stage: its MQL name, position in the pipeline, raw (validated) argument and, for the
+    stateless stages, the argument read once into its typed spec (:mod:`headrace.spec.stages`)."""
 
     name: str
     position: int
     arg: Any
+    spec: Any = None
 
 
 @dataclass(frozen=True)

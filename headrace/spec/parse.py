@@ -16,6 +16,7 @@ from ..errors import NotSupportedYet, PipelineError
 from . import defaults
 from .model import (UNIT_MS, DlqSpec, Duration, EmitSpec, MergeIntoSpec, Options, Pipeline, ReplaySpec, SourceSpec,
                     Stage, WindowSpec)
+from .stages import spec_of
 
 STATELESS = ("$validate", "$match", "$project", "$addFields", "$set", "$unset", "$replaceRoot", "$replaceWith",
              "$unwind")
@@ -298,7 +299,7 @@ def parse_stateless(name: str, arg: Any, c: _Ctx) -> Stage:
                             expected="a field name", found=f)
         if "preserveNullAndEmptyArrays" in d:
             _bool(d["preserveNullAndEmptyArrays"], c, "preserveNullAndEmptyArrays")
-    return Stage(name, c.pos, arg)
+    return Stage(name, c.pos, arg, spec_of(name, arg))
 
 
 def _field_name(k: str, c: _Ctx) -> None:
@@ -378,7 +379,7 @@ def _inner_stage(i: int, s: Any, c: _Ctx) -> Stage:
     ic = _Ctx(c.pos, c.stage, c.path("pipeline", i, name))
     if name in STATELESS:
         st = parse_stateless(name, arg, ic)
-        return Stage(name, i, st.arg)
+        return Stage(name, i, st.arg, st.spec)
     if name in WINDOW_ONLY:
         from ..mql import accumulators as acc
 

@@ -20,15 +20,22 @@ import datetime as _dt
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from .. import ejson
 from ..store.base import MergeSpec
 from .config import Window, parse_window
-from .router import is_zone_failure
+from .router import ZoneRouter, is_zone_failure
 
-if TYPE_CHECKING:
-    from .collection import ZonedCollection
+
+class Zoned(Protocol):
+    """What the balancer needs of a zoned collection (:class:`headrace.zones.collection.ZonedCollection`)."""
+
+    router: ZoneRouter
+    db: str
+    name: str
+
+    def copies(self, *, consistent: bool = ..., zones: Any = ...) -> Any: ...
 
 log = logging.getLogger("headrace.zones")
 _UNSET: Any = object()
@@ -39,7 +46,7 @@ def _utcnow() -> _dt.datetime:
 
 
 class Balancer:
-    def __init__(self, coll: "ZonedCollection", *, docs_per_second: float | None = _UNSET,
+    def __init__(self, coll: Zoned, *, docs_per_second: float | None = _UNSET,
                  window: "Window | str | None" = _UNSET, batch_size: int | None = None,
                  now: Callable[[], _dt.datetime] = _utcnow,
                  progress: Callable[[dict], None] | None = None):

@@ -26,16 +26,14 @@ Pass ``consistent=False`` to read each zone once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import ejson
 from ..errors import HeadraceError
 from ..store.base import Collection, MergeSpec, WriteResult, id_key
+from .balancer import Balancer
 from .order import get_path, has_path
 from .router import ZoneRouter, is_zone_failure
-
-if TYPE_CHECKING:
-    from .balancer import Balancer
 
 
 class ZoneReadError(HeadraceError):
@@ -240,7 +238,5 @@ class ZonedCollection(Collection):
 
     def balancer(self, **kw: Any) -> "Balancer":
         """A :class:`~headrace.zones.balancer.Balancer` for this collection (``start()`` runs it in the background)."""
-        from .balancer import Balancer
-
         return Balancer(self, **kw)
 

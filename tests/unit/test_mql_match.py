@@ -12,10 +12,11 @@ from headrace import ejson
 from headrace.ejson import MAXKEY, MINKEY, Int64, ObjectId
 from headrace.errors import PipelineError
 from headrace.mql.jsonschema import schema_failure_details, schema_matches
-from headrace.mql.match import (
-    MISSING, compare_values, compile_regex, explain_failure, failure_details, iter_path, matches,
-    translate_regex, type_name,
-)
+from headrace.mql.bson import MISSING, compare_values, type_name
+from headrace.mql.explain import explain_failure, failure_details
+from headrace.mql.match import matches
+from headrace.mql.paths import iter_path
+from headrace.mql.regex import compile_regex, translate_regex
 
 
 def rx(pattern, options=""):

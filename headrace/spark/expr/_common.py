@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from .. import values as V
 from ..registry import Compiled, Ctx, first_error
+from .compiler import compile_expression
 
 CODE = V.CODE
 NUM = V.NUMBER_CODES
@@ -22,8 +23,6 @@ LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 
 
 def compile_child(expr: Any, ctx: Ctx, *where: Any) -> Compiled:
-    from . import compile_expression
-
     sub = ctx.at(".".join([ctx.where, *map(str, where)]) if ctx.where else ".".join(map(str, where)))
     return compile_expression(expr, sub)
 

@@ -13,6 +13,12 @@ negative, logarithms of non-positive numbers, ``$pow`` of 0 to a negative power.
 Deviations: decimals are computed as DECIMAL(38,18) (division with 10 fractional digits) and
 trailing zeros are dropped (``2.50`` prints as ``2.5``); integer results are ``int`` or ``long``
 by magnitude only.
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$abs`` project_abs; ``$add`` addfields_scores;
+``$ceil`` project_ceil; ``$divide`` project_divide; ``$floor`` project_floor; ``$mod`` match_mod;
+``$multiply`` project_multiply_after_toint; ``$pow`` project_sqrt_pow; ``$round``
+project_round_place; ``$sqrt`` project_sqrt_pow; ``$subtract`` project_abs; ``$trunc``
+project_trunc_place. No golden case yet: ``$exp`` ``$ln`` ``$log`` ``$log10``.
 """
 from __future__ import annotations
 

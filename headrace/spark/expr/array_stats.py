@@ -13,6 +13,11 @@ $percentile $stdDevPop $stdDevSamp``.
   no numbers give null (``$percentile``: an array of nulls).
 - ``$stdDevPop``/``$stdDevSamp``: one array argument (its elements) or several arguments; non
   numbers are ignored; no numbers (fewer than two for the sample) give null.
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$firstN`` addfields_firstn_array; ``$lastN``
+addfields_lastn_array; ``$maxN`` addfields_maxn_array; ``$median`` project_median_expression;
+``$minN`` addfields_minn_array; ``$percentile`` project_percentile_expression; ``$sortArray``
+project_sortarray_integers. No golden case yet: ``$stdDevPop`` ``$stdDevSamp``.
 """
 from __future__ import annotations
 

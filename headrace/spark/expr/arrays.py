@@ -12,6 +12,15 @@ non-numbers (``$sum`` of none is 0, ``$avg`` null), ``$min``/``$max`` ignore nul
 with one argument that is an array they work on its elements, with several on the arguments.
 
 Deviation: ``$objectToArray`` lists fields in name order (documents store fields sorted).
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$arrayElemAt`` project_arrayelemat;
+``$arrayToObject`` project_arraytoobject; ``$avg`` project_switch_avg; ``$concatArrays``
+addfields_concat_arrays; ``$filter`` project_filter; ``$in`` match_in; ``$indexOfArray``
+project_indexofarray; ``$isArray`` project_size_isarray; ``$map`` project_map; ``$max``
+tumbling_group; ``$min`` session_group; ``$range`` project_range; ``$reduce``
+project_reduce_value_fields; ``$reverseArray`` project_reversearray; ``$size`` match_size;
+``$slice`` project_slice; ``$sum`` set_scores; ``$zip`` project_zip_transpose. No golden case yet:
+``$first`` ``$last`` ``$objectToArray``.
 """
 from __future__ import annotations
 

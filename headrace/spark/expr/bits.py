@@ -3,6 +3,9 @@
 MongoDB semantics: a null or missing operand gives null; an operand that is not an int or long
 is an error (the row goes to the DLQ); the result is an int when every operand is an int, else
 a long. No operands give the identity (``-1`` for ``$bitAnd``, ``0`` otherwise).
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$bitAnd`` project_bitwise; ``$bitNot``
+project_bitwise; ``$bitOr`` project_bitwise; ``$bitXor`` project_bitwise.
 """
 from __future__ import annotations
 

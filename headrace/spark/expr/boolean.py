@@ -1,7 +1,11 @@
 """Boolean: ``$and $or $not`` over MQL truthiness (false: ``false``, null, missing, 0 of any
 numeric type; everything else, including empty arrays and strings, is true). ``$and`` and ``$or``
 stop at the first deciding operand (errors of later operands do not count); ``$and: []`` is
-true, ``$or: []`` false. The result is a bool."""
+true, ``$or: []`` false. The result is a bool.
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$and`` match_and; ``$not`` match_not; ``$or``
+match_or_range.
+"""
 from __future__ import annotations
 
 from typing import Any

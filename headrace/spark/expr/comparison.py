@@ -6,6 +6,9 @@ long, double and decimal (NaN equals NaN and is below every other number); strin
 (simple collation) order. In expressions a missing value is below null, so
 ``{$eq: ["$nofield", null]}`` is false. ``$cmp`` gives -1, 0 or 1 (int); the others a bool.
 These operators never fail.
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$cmp`` project_cmp; ``$eq`` project_eq;
+``$gt`` match_not; ``$gte`` project_cond; ``$lt`` match_nor; ``$lte`` match_lte; ``$ne`` match_ne.
 """
 from __future__ import annotations
 

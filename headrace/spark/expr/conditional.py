@@ -1,7 +1,11 @@
 """Conditionals: ``$cond`` (``[if, then, else]`` or ``{if, then, else}``), ``$ifNull`` (the
 first operand that is neither null nor missing, else the last operand as is), ``$switch``
 (the first branch whose ``case`` is true, else ``default``; no match and no default is an
-error). Only the chosen branch's errors count."""
+error). Only the chosen branch's errors count.
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$cond`` project_cond; ``$ifNull``
+project_ifnull; ``$switch`` project_switch_avg.
+"""
 from __future__ import annotations
 
 from typing import Any

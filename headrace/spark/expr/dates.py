@@ -24,6 +24,16 @@ missing gives null; anything else is an error (``can't convert from BSON type st
   over (month 14 is February of the next year).
 
 Deviations: a ``format`` that is not a constant string is refused at run time (error).
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$dateAdd`` project_dateadd; ``$dateDiff``
+project_datediff; ``$dateFromParts`` project_datefromparts; ``$dateFromString`` hopping_count;
+``$dateToParts`` project_datetoparts; ``$dateToString`` project_datetostring; ``$dateTrunc``
+project_datetrunc_month; ``$dayOfMonth`` project_date_parts; ``$dayOfWeek`` project_date_parts;
+``$dayOfYear`` ejson_constants; ``$hour`` project_date_parts; ``$isoDayOfWeek``
+project_iso_week_parts; ``$isoWeek`` project_iso_week_parts; ``$isoWeekYear``
+project_iso_week_parts; ``$millisecond`` project_date_parts; ``$minute`` project_date_parts;
+``$month`` project_date_parts; ``$second`` project_date_parts; ``$week`` project_date_parts;
+``$year`` project_date_parts. No golden case yet: ``$dateSubtract`` ``$toDate``.
 """
 from __future__ import annotations
 
@@ -301,7 +311,7 @@ def format_date(ms: Column, fmt: str, tz: _Tz) -> Column:
         "w": lambda: p["dayOfWeek"].cast("string"), "u": lambda: p["isoDayOfWeek"].cast("string"),
         "U": lambda: _pad(p["week"], 2), "V": lambda: _pad(p["isoWeek"], 2), "Y": lambda: _pad(p["year"], 4),
         "z": lambda: F.concat(sign, _pad(F.floor(aoff / 60), 2), _pad(aoff % 60, 2)),
-        "Z": lambda: F.concat(sign, aoff.cast("string")),
+        "Z": lambda: off.cast("string"),  # minutes as a plain number: "270", "-300", "0"
         "b": lambda: F.element_at(F.array(*[F.lit(m[:3]) for m in _MONTHS]), p["month"]),
         "B": lambda: F.element_at(F.array(*[F.lit(m) for m in _MONTHS]), p["month"]),
         "%": lambda: F.lit("%"),

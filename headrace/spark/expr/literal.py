@@ -1,4 +1,7 @@
-"""``$literal``: the argument as a constant, unevaluated (``{$literal: "$a"}`` is the string)."""
+"""``$literal``: the argument as a constant, unevaluated (``{$literal: "$a"}`` is the string).
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$literal`` project_literal.
+"""
 from __future__ import annotations
 
 from typing import Any

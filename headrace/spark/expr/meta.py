@@ -1,5 +1,8 @@
 """``$meta``: stream metadata from ``ctx.meta`` (``stream.source.*``, ``stream.window.start``,
-``stream.window.end``); missing when the processor does not provide the name."""
+``stream.window.end``); missing when the processor does not provide the name.
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$meta`` hopping_count.
+"""
 from __future__ import annotations
 
 from typing import Any

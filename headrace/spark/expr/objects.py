@@ -3,7 +3,11 @@ skipped; nested documents are replaced, not merged), ``$getField`` (``{field, in
 ``input`` defaulting to ``$$CURRENT``, or the field name alone; names may contain ``.`` or start
 with ``$``; null or missing input gives null, a missing field is missing) and ``$setField``
 (``{field, input, value}``; ``value: "$$REMOVE"`` removes the field; null or missing input gives
-null). Non-document inputs are errors naming the operator and what was found."""
+null). Non-document inputs are errors naming the operator and what was found.
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$getField`` match_getfield_dotted_name;
+``$mergeObjects`` replaceroot_mergeobjects. No golden case yet: ``$setField`` ``$unsetField``.
+"""
 from __future__ import annotations
 
 from typing import Any
@@ -12,7 +16,7 @@ from pyspark.sql import functions as F
 
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
-from . import current
+from .compiler import current
 from ._common import CODE, compile_args, compile_child, found, nullish, operands, with_codes
 
 OBJECT = CODE["object"]

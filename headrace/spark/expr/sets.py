@@ -7,6 +7,11 @@ the first occurrence of each element in argument order (MongoDB leaves the order
 unspecified). ``$setUnion``, ``$setIntersection`` and ``$setDifference`` give null when an
 argument is null or missing; ``$setEquals``, ``$setIsSubset``, ``$allElementsTrue`` and
 ``$anyElementTrue`` need arrays. A non-array argument is an error (the row goes to the DLQ).
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$allElementsTrue`` project_allelementstrue;
+``$anyElementTrue`` project_anyelementtrue; ``$setEquals`` project_set_is_subset_equals;
+``$setIsSubset`` project_set_is_subset_equals. No golden case yet: ``$setDifference``
+``$setIntersection`` ``$setUnion``.
 """
 from __future__ import annotations
 

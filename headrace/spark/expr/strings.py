@@ -14,6 +14,15 @@ A capture group that did not take part in the match is null. Deviations: a regex
 a constant runs as a Java regex without translation (its unmatched groups read ``""``), as
 does a group that can match the empty string; doubles
 convert to strings in Java's notation when not integral (``1.0E20``).
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$concat`` project_concat; ``$indexOfCP``
+project_indexofcp; ``$ltrim`` project_ltrim; ``$regexFind`` addfields_regexfind; ``$regexFindAll``
+addfields_regexfindall; ``$regexMatch`` addfields_regexmatch; ``$replaceAll`` project_replaceall;
+``$replaceOne`` project_replaceone; ``$rtrim`` project_rtrim; ``$split`` project_split;
+``$strcasecmp`` project_strcasecmp; ``$strLenBytes`` project_strlenbytes; ``$strLenCP``
+project_strlencp; ``$substr`` project_computed; ``$substrBytes`` project_substrbytes; ``$substrCP``
+project_substrcp; ``$toLower`` project_tolower; ``$toUpper`` project_toupper; ``$trim``
+project_trim.
 """
 from __future__ import annotations
 
@@ -22,7 +31,7 @@ from typing import Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from ...mql import match as M
+from ...mql.regex import compile_regex, regex_literal, translate_regex
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import (
@@ -327,13 +336,13 @@ def _regex_parts(arg: dict, ctx: Ctx, op: str):
     rx, opts = arg["regex"], arg.get("options", "")
     if isinstance(rx, dict) and "$literal" in rx:
         rx = rx["$literal"]
-    lit = M.regex_literal(rx)
+    lit = regex_literal(rx)
     if lit is not None:
         rx, lit_opts = lit
         opts = opts or lit_opts
     if isinstance(rx, str) and not rx.startswith("$") and isinstance(opts, str):
-        java = M.translate_regex(rx, opts, "java")
-        groups = _nonempty_groups(M.translate_regex(rx, opts, "python"), M.compile_regex(rx, opts).groups)
+        java = translate_regex(rx, opts, "java")
+        groups = _nonempty_groups(translate_regex(rx, opts, "python"), compile_regex(rx, opts).groups)
         return inp, F.lit(java), groups, []
     if rx is None:
         return inp, None, 0, []

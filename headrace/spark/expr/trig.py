@@ -4,6 +4,10 @@ $atanh $degreesToRadians $radiansToDegrees``.
 MongoDB semantics: null or missing gives null; a non-number is an error; the result is a double
 (a decimal for decimal input); ``$asin``/``$acos`` outside [-1, 1], ``$acosh`` below 1 and
 ``$atanh`` outside [-1, 1] are errors (the row goes to the DLQ); NaN stays NaN.
+
+No golden case yet: ``$acos`` ``$acosh`` ``$asin`` ``$asinh`` ``$atan`` ``$atan2`` ``$atanh``
+``$cos`` ``$cosh`` ``$degreesToRadians`` ``$radiansToDegrees`` ``$sin`` ``$sinh`` ``$tan``
+``$tanh``.
 """
 from __future__ import annotations
 

@@ -15,6 +15,11 @@ long, double and decimal.
 Deviations: doubles convert to strings in Java notation when not integral (``1.0E20``); string
 to date accepts ISO-8601 forms (``2018-03-20``, ``2018-03-20T11:00:06.123Z``, with ``+hh:mm``
 offsets or a space instead of ``T``), not every format MongoDB's parser knows.
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$isNumber`` addfields_isnumber; ``$toDecimal``
+project_multiply_after_toint; ``$toDouble`` addfields_todouble; ``$toInt`` toint_error_to_dlq;
+``$toString`` addfields_tostring; ``$type`` project_type. No golden case yet: ``$convert``
+``$toBool`` ``$toLong`` ``$toObjectId``.
 """
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """``$let``: ``{vars: {name: expr}, in: expr}``; the variables are evaluated once against the
-enclosing scope and visible as ``$$name`` in ``in``."""
+enclosing scope and visible as ``$$name`` in ``in``.
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$let`` project_let.
+"""
 from __future__ import annotations
 
 from .. import values as V

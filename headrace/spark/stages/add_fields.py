@@ -1,18 +1,16 @@
 """``$addFields`` / ``$set``: add or replace fields (dotted paths create sub-documents;
-``$$REMOVE`` removes)."""
+``$$REMOVE`` removes). Golden cases: ``tests/golden/cases/addfields_*.json``."""
 from pyspark.sql import functions as F
 
+from ...spec.stages import SetFieldsSpec
 from .. import values as V
-
+from ..expr import compile_expression
 from ..registry import first_error, stage
-from . import guard
+from .base import guard
 
 
-@stage("$addFields", "$set")
-def apply(df, st, env):
-    from ..expr import compile_expression
-
-    compiled = {k: compile_expression(v, env.ctx(where=f"{st.name}.{k}")) for k, v in st.arg.items()}
-    doc = V.set_fields(F.col("doc"),
-                       {k: c.value for k, c in compiled.items()})
+@stage("$addFields", "$set", spec=SetFieldsSpec)
+def apply(df, st, spec: SetFieldsSpec, env):
+    compiled = {k: compile_expression(v, env.ctx(where=f"{st.name}.{k}")) for k, v in spec.fields}
+    doc = V.set_fields(F.col("doc"), {k: c.value for k, c in compiled.items()})
     return guard(df, doc, first_error(*(c.error for c in compiled.values())), st.name)

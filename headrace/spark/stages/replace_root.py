@@ -1,18 +1,17 @@
-"""``$replaceRoot`` / ``$replaceWith``: the new root must be a document, else the DLQ."""
+"""``$replaceRoot`` / ``$replaceWith``: the new root must be a document, else the DLQ.
+Golden cases: ``tests/golden/cases/replaceroot_*.json``, ``replacewith_*.json``."""
 from pyspark.sql import functions as F
 
+from ...spec.stages import ReplaceRootSpec
 from .. import values as V
-
+from ..expr import compile_expression
 from ..registry import first_error, stage
-from . import guard
+from .base import guard
 
 
-@stage("$replaceRoot", "$replaceWith")
-def apply(df, st, env):
-    from ..expr import compile_expression
-
-    expr = st.arg["newRoot"] if st.name == "$replaceRoot" else st.arg
-    c = compile_expression(expr, env.ctx(where=st.name))
+@stage("$replaceRoot", "$replaceWith", spec=ReplaceRootSpec)
+def apply(df, st, spec: ReplaceRootSpec, env):
+    c = compile_expression(spec.new_root, env.ctx(where=st.name))
     bad = F.when(~V.is_object(c.value) | c.value.isNull(),
                  F.concat(F.lit(f"{st.name}: 'newRoot' must evaluate to an object, but resulting value was of type "),
                           V.type_name(c.value)))

@@ -1,12 +1,12 @@
-"""``$unset``: remove fields."""
+"""``$unset``: remove fields. Golden case: ``tests/golden/cases/unset_fields.json``."""
 from pyspark.sql import functions as F
 
+from ...spec.stages import UnsetSpec
 from .. import values as V
 from ..registry import stage
-from . import guard
+from .base import guard
 
 
-@stage("$unset")
-def apply(df, st, env):
-    fields = [st.arg] if isinstance(st.arg, str) else list(st.arg)
-    return guard(df, V.unset_fields(F.col("doc"), fields), None, "$unset")
+@stage("$unset", spec=UnsetSpec)
+def apply(df, st, spec: UnsetSpec, env):
+    return guard(df, V.unset_fields(F.col("doc"), spec.paths), None, "$unset")

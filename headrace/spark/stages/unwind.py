@@ -1,17 +1,16 @@
 """``$unwind``: one output document per array element (``includeArrayIndex``,
-``preserveNullAndEmptyArrays``); a non-array value counts as a one-element array."""
+``preserveNullAndEmptyArrays``); a non-array value counts as a one-element array.
+Golden cases: ``tests/golden/cases/unwind_*.json``."""
 from pyspark.sql import functions as F
 
+from ...spec.stages import UnwindSpec
 from .. import values as V
 from ..registry import stage
 
 
-@stage("$unwind")
-def apply(df, st, env):
-    arg = {"path": st.arg} if isinstance(st.arg, str) else st.arg
-    path = arg["path"][1:]
-    index_field = arg.get("includeArrayIndex")
-    preserve = bool(arg.get("preserveNullAndEmptyArrays", False))
+@stage("$unwind", spec=UnwindSpec)
+def apply(df, st, spec: UnwindSpec, env):
+    path, index_field, preserve = spec.path, spec.include_array_index, spec.preserve_null_and_empty
     v = V.get_path(F.col("doc"), path)
     ok = F.col("_err").isNull()
     elems = (F.when(V.is_array(v), V.array_elems(v))

@@ -11,7 +11,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ...timing import TimeState, last_window_end
-from . import Window3, WindowKind
+from .kind import Window3, WindowKind
 
 
 def wkey(start: int, end: int, key: str) -> str:

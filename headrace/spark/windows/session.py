@@ -10,7 +10,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ...timing import TimeState
-from . import Window3, WindowKind
+from .kind import Window3, WindowKind
 
 
 class SessionWindows(WindowKind):

@@ -1,0 +1,55 @@
+"""What every stateless stage module uses: the engine's :class:`Env`, :func:`guard` (replace the
+document on rows that have not failed) and :func:`apply_stages`."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from ...spec.stages import spec_of
+from ..registry import STAGE_SPEC_TYPES, STAGES, Ctx
+
+
+@dataclass
+class Env:
+    """What stage compilers need from the engine: expression contexts and ``$meta`` columns."""
+
+    meta: dict[str, Column] = field(default_factory=dict)
+
+    def ctx(self, root: Column | None = None, where: str = "") -> Ctx:
+        return Ctx(root=F.col("doc") if root is None else root, meta=self.meta, where=where)
+
+
+def guard(df: DataFrame, doc: Column, err: Column | None, op: str) -> DataFrame:
+    """Replace ``doc`` on rows that have not failed; record ``err`` (if any) with operator ``op``.
+
+    ``doc`` and ``err`` are both expressions over the stage's *input* ``doc``. They are
+    evaluated in one projection under fresh names first, and only then renamed: a projection
+    that defines ``doc`` while another of its expressions reads ``doc`` inside a lambda
+    (``transform`` etc., which Spark resolves late) would have that read captured by Spark's
+    implicit lateral column alias resolution, i.e. ``err`` would see the *new* document (so a
+    ``$project`` dropping the field an expression reads made every row fail).
+    """
+    ok = F.col("_err").isNull()
+    staged = {"_g_doc": doc}
+    if err is not None:
+        staged["_g_err"] = err
+    df = df.withColumns(staged)
+    cols = {"doc": F.when(ok, F.col("_g_doc")).otherwise(F.col("doc"))}
+    if err is not None:
+        cols["_op"] = F.when(ok & F.col("_g_err").isNotNull(), F.lit(op)).otherwise(F.col("_op"))
+        cols["_err"] = F.when(ok, F.col("_g_err")).otherwise(F.col("_err"))
+    return df.withColumns(cols).drop(*staged)
+
+
+def apply_stages(df: DataFrame, stages: Any, env: Env) -> DataFrame:
+    """Each stage's compiler applied to its typed spec (built from the raw argument when a
+    :class:`~headrace.spec.model.Stage` was made by hand without one)."""
+    for st in stages:
+        spec = st.spec if st.spec is not None else spec_of(st.name, st.arg)
+        if not isinstance(spec, STAGE_SPEC_TYPES[st.name]):
+            raise TypeError(f"{st.name}: spec {type(spec).__name__}, expected {STAGE_SPEC_TYPES[st.name].__name__}")
+        df = STAGES[st.name](df, st, spec, env)
+    return df

@@ -1,0 +1,52 @@
+"""The interface of a window kind (:class:`WindowKind`) and an open window (:data:`Window3`);
+see :mod:`headrace.spark.windows`."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from ...spec.model import WindowSpec
+from ...timing import TimeState
+
+Window3 = tuple[int, int, str]      # (start, end, key) of an open window
+
+
+class WindowKind(ABC):
+    def __init__(self, spec: WindowSpec):
+        self.w = spec
+
+    def key(self, env) -> Column:
+        """The per-row key that separates windows (session windows' ``partitionBy``)."""
+        return F.lit("")
+
+    @abstractmethod
+    def late(self, good: DataFrame, frontier: int, st) -> tuple[DataFrame | None, DataFrame]:
+        """``(late rows or None, on-time rows)`` of a batch, judged against ``frontier`` (``W -
+        allowedLateness`` after the previous batch)."""
+
+    @abstractmethod
+    def missed(self, t: Column) -> Column:
+        """The starts of the windows a late document at ``t`` missed (``missedWindowStartTimes``)."""
+
+    @abstractmethod
+    def register(self, summary: DataFrame, frontier: int | None, st) -> tuple[int, int] | None:
+        """Add a batch's kept documents (``summary``: ``_t``, ``_arr``, ``_key``) to the open windows;
+        returns the largest ``_t`` and arrival among them, None when there were none."""
+
+    @abstractmethod
+    def open(self, st) -> list[Window3]:
+        """Open windows holding documents."""
+
+    @abstractmethod
+    def forget(self, st, window: Window3) -> None:
+        """Remove a window that closed."""
+
+    @abstractmethod
+    def frame(self, spark, docs: DataFrame, closing: list[Window3]) -> DataFrame:
+        """The closing windows' documents, each row with its window's ``_ws`` and ``_we``."""
+
+    @abstractmethod
+    def dead(self, max_t: int, ts: TimeState, st) -> bool:
+        """No open window can hold a document at ``max_t`` or before (event time)."""

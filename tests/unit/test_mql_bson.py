@@ -1,0 +1,51 @@
+"""headrace.mql.bson: one BSON order, as a comparison (compare_values) and as a sort key
+(sort_key, which zones' shard keys use)."""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import itertools
+import re
+
+import pytest
+
+from headrace import ejson
+from headrace.mql.bson import MISSING, compare_values, sort_key
+from headrace.mql.paths import get_path, has_path, set_path
+
+UTC = dt.timezone.utc
+VALUES = [
+    ejson.MINKEY, None, MISSING, float("nan"), decimal.Decimal("NaN"), float("-inf"), -5, ejson.Int64(-5),
+    0, 0.0, decimal.Decimal("0.0"), 1.5, decimal.Decimal("1.5"), 2**62, float("inf"), "", "a", "ab", "b",
+    "é", {}, {"a": 1}, {"a": 1.0}, {"a": 2}, {"a": 1, "b": 0}, {"b": 0}, {"a": "x"}, {"a": {"c": [1]}},
+    [], [1], [1, 2], [2], [[1]], [{"a": 1}], b"", b"\x00", b"\x01", b"\x00\x00",
+    ejson.ObjectId("00" * 12), ejson.ObjectId("01" * 12), False, True,
+    dt.datetime(2020, 1, 1, tzinfo=UTC), dt.datetime(2020, 1, 1, 0, 0, 0, 1000, tzinfo=UTC),
+    dt.datetime(2021, 1, 1), re.compile("a"), re.compile("a", re.I), re.compile("b"), ejson.MAXKEY,
+]
+
+
+def _sign(x):
+    return (x > 0) - (x < 0)
+
+
+def test_sort_key_agrees_with_compare_values():
+    wrong = []
+    for a, b in itertools.product(VALUES, VALUES):
+        ka, kb = sort_key(a), sort_key(b)
+        if (ka > kb) - (ka < kb) != _sign(compare_values(a, b)):
+            wrong.append((a, b))
+    assert not wrong
+
+
+def test_sort_key_refuses_values_with_no_order():
+    with pytest.raises(TypeError):
+        sort_key(object())
+
+
+def test_plain_dotted_paths():
+    doc = {"a": {"b": 1}, "l": [{"b": 2}]}
+    assert get_path(doc, "a.b") == 1 and get_path(doc, "l.b") is MISSING and get_path(doc, "x", 7) == 7
+    assert has_path(doc, "a") and not has_path(doc, "a.c")
+    out = set_path(doc, "a.c.d", 3)
+    assert out == {"a": {"b": 1, "c": {"d": 3}}, "l": [{"b": 2}]} and doc["a"] == {"b": 1}
