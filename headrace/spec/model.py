@@ -37,6 +37,8 @@ class SourceSpec:
     partition_idle_timeout: Duration | None = None
     stream: str | None = None
     config: dict = field(default_factory=dict)
+    topics: tuple[str, ...] | None = None      # Kafka: the topic(s) read
+    streams: tuple[str, ...] | None = None     # Redis: the stream(s) read (``stream`` is the first)
 
     @property
     def finite(self) -> bool:
@@ -89,6 +91,8 @@ class EmitSpec:
     db: str | None = None
     coll: str | None = None
     path: str | None = None        # JSON-lines file
+    # Kafka ``topic`` / Redis ``stream``: parsed into ``coll`` (``db`` is ""), written through
+    # :func:`headrace.collections.open_collection` like any other sink
 
 
 @dataclass(frozen=True)

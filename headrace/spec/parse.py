@@ -28,8 +28,10 @@ NOT_SUPPORTED_YET_STAGES = ("$lookup", "$https", "$setStreamMeta", "$throttle", 
                             "$externalFunction", "$cachedLookup", "$documents", "$indexStats", "$collStats",
                             "$setWindowFields", "$skip", "$listSessions", "$currentOp", "$planCacheStats")
 SOURCE_KEYS = ("connectionName", "documents", "replay", "timeField", "tsFieldName", "partitionIdleTimeout", "stream",
-               "config")
-SOURCE_NOT_SUPPORTED_YET = ("topic", "db", "coll", "dedup", "initialSync", "cursor", "fullDocument", "pipeline",
+               "config", "topic")
+#: ``$source.config`` keys whose values are strings (Kafka and Redis readers), with allowed values if fixed
+SOURCE_STRING_CONFIG = {"auto_offset_reset": ("earliest", "latest"), "group_id": None, "startAt": None, "field": None}
+SOURCE_NOT_SUPPORTED_YET = ("db", "coll", "dedup", "initialSync", "cursor", "fullDocument", "pipeline",
                             "partitionIdleTimeoutMs", "auto_offset_reset")
 
 
@@ -209,13 +211,30 @@ def parse_source(arg: Any, c: _Ctx) -> SourceSpec:
         _expression(tf, c, "timeField")
     tsn = _str(d["tsFieldName"], c, "tsFieldName") if "tsFieldName" in d else defaults.TS_FIELD_NAME
     pit = parse_duration(d["partitionIdleTimeout"], c, "partitionIdleTimeout") if "partitionIdleTimeout" in d else None
-    stream = _str(d["stream"], c, "stream") if "stream" in d else None
+    streams = _names(d["stream"], c, "stream") if "stream" in d else None
+    topics = _names(d["topic"], c, "topic") if "topic" in d else None
     config = _obj(d.get("config", {}), c, "config")
-    _keys(config, ("rate", "devices", "seed", "maxRecordsPerBatch", "parallelism", "backlog"), c, "config")
+    _keys(config, ("rate", "devices", "seed", "maxRecordsPerBatch", "parallelism", "backlog", *SOURCE_STRING_CONFIG),
+          c, "config")
     for k, v in config.items():
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+        if k in SOURCE_STRING_CONFIG:
+            _str(v, c, "config", k, allowed=SOURCE_STRING_CONFIG[k])
+        elif not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
             raise c.err("BAD_VALUE", "must be a positive number", "config", k, expected="a number > 0", found=v)
-    return SourceSpec(conn, docs, replay, tf, tsn, pit, stream, dict(config))
+    stream = streams[0] if streams and isinstance(d["stream"], str) else None
+    return SourceSpec(conn, docs, replay, tf, tsn, pit, stream, dict(config), topics, streams)
+
+
+def _names(v: Any, c: _Ctx, key: str) -> tuple[str, ...]:
+    """A name or a non-empty array of distinct names (Kafka topics, Redis streams)."""
+    vals = v if isinstance(v, list) else [v]
+    if not vals:
+        raise c.err("TYPE_MISMATCH", "must be a name or a non-empty array of names", key,
+                    expected="a string or an array of strings", found=v)
+    out = tuple(_str(x, c, key) for x in vals)
+    if len(set(out)) != len(out):
+        raise c.err("BAD_VALUE", "names repeat", key, found=v)
+    return out
 
 
 def _check_replay_docs(docs: tuple, r: ReplaySpec, c: _Ctx) -> None:
@@ -432,7 +451,15 @@ def parse_merge(arg: Any, c: _Ctx) -> MergeIntoSpec:
 
 def parse_emit(arg: Any, c: _Ctx) -> EmitSpec:
     d = _obj(arg, c)
-    _keys(d, ("connectionName", "db", "coll", "path"), c, not_yet=("topic", "config", "timeseries"))
+    _keys(d, ("connectionName", "db", "coll", "path", "topic", "stream"), c, not_yet=("config", "timeseries"))
+    for k in ("topic", "stream"):   # Kafka topic / Redis stream: written as the collection ``coll``
+        if k in d:
+            if set(d) - {k, "connectionName"} or "connectionName" not in d:
+                raise c.err("EMIT_SHAPE", f"a '{k}' sink takes 'connectionName' and '{k}' only", found=sorted(d))
+            if not isinstance(d[k], str):
+                raise NotSupportedYet("OPTION_NOT_SUPPORTED_YET", f"an expression as '{k}' is not supported yet",
+                                      position=c.pos, stage=c.stage, path=c.path(k))
+            return EmitSpec(c.pos, _str(d["connectionName"], c, "connectionName"), "", _str(d[k], c, k))
     if "path" in d:
         if set(d) - {"path"}:
             raise c.err("EMIT_SHAPE", "a JSON-lines file sink takes only 'path'", found=sorted(d))

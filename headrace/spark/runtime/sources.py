@@ -113,3 +113,35 @@ def _stream(spark, ctx: SourceContext, conn) -> OpenedSource:
         r = r.option("tickMs", TICK_MS)
     fn = lambda positions: watermark_partitions(home, s.stream, positions)  # noqa: E731
     return OpenedSource(_options(r, s.config).load(), "stream", fn({}), fn)
+
+
+def _secret_options(conn) -> str:
+    """A connection's options for a reader (under an option key Spark redacts when printing)."""
+    return json.dumps(dict(conn.options))
+
+
+@source("kafka")
+def _kafka(spark, ctx: SourceContext, conn) -> OpenedSource:
+    from ...connectors.kafka import KafkaClient, pkey
+    from ..sources.kafka import KafkaDataSource
+
+    s = ctx.spec
+    if not s.topics:
+        raise HeadraceError(f"$source on kafka connection {conn.name!r} needs 'topic'", code="SOURCE_TOPIC_REQUIRED")
+    spark.dataSource.register(KafkaDataSource)
+    cfg = s.config
+    r = (spark.readStream.format("headrace_kafka").option("connection", conn.name)
+         .option("connectionSecret", _secret_options(conn)).option("topics", json.dumps(list(s.topics)))
+         .option("startingPosition", cfg.get("auto_offset_reset", "earliest")))
+    if "maxRecordsPerBatch" in cfg:
+        r = r.option("maxRecordsPerBatch", str(int(cfg["maxRecordsPerBatch"])))
+    if cfg.get("group_id"):
+        r = r.option("groupId", cfg["group_id"])
+    if ctx.ticks:
+        r = r.option("tickMs", TICK_MS)
+    client = KafkaClient(conn.name, conn.options)
+
+    def parts(_positions: dict) -> list[str]:
+        return [pkey(*tp) for tp in client.partitions(s.topics)] or [pkey(t, 0) for t in s.topics]
+
+    return OpenedSource(r.load(), "kafka", parts({}), parts)
