@@ -165,7 +165,7 @@ def test_windowed_processor_into_store_and_topic_with_bad_records_to_dlq(spark, 
 
     # the same into a topic, the DLQ into a topic too
     _run(tmp_path, reg, pipeline(source, {"$emit": {"connectionName": "kafka", "topic": out}},
-                                 {"connectionName": "kafka", "db": "", "coll": out + "-dlq"}),
+                                 {"connectionName": "kafka", "db": "unused", "coll": out + "-dlq"}),
          tmp_path / "c2", max_input=total)
     assert plain(_read_topic(tansu.bootstrap, out)) == want
     assert sorted(d["doc"] for d in _read_topic(tansu.bootstrap, out + "-dlq")) == sorted(["not json {",

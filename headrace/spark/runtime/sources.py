@@ -139,9 +139,30 @@ def _kafka(spark, ctx: SourceContext, conn) -> OpenedSource:
         r = r.option("groupId", cfg["group_id"])
     if ctx.ticks:
         r = r.option("tickMs", TICK_MS)
-    client = KafkaClient(conn.name, conn.options)
-
     def parts(_positions: dict) -> list[str]:
-        return [pkey(*tp) for tp in client.partitions(s.topics)] or [pkey(t, 0) for t in s.topics]
+        client = KafkaClient(conn.name, conn.options)
+        try:
+            return [pkey(*tp) for tp in client.partitions(s.topics)] or [pkey(t, 0) for t in s.topics]
+        finally:
+            client.close()
 
     return OpenedSource(r.load(), "kafka", parts({}), parts)
+
+
+@source("redis")
+def _redis(spark, ctx: SourceContext, conn) -> OpenedSource:
+    from ..sources.redis_stream import RedisDataSource
+
+    s = ctx.spec
+    if not s.streams:
+        raise HeadraceError(f"$source on redis connection {conn.name!r} needs 'stream'", code="SOURCE_STREAM_REQUIRED")
+    spark.dataSource.register(RedisDataSource)
+    cfg = s.config
+    r = (spark.readStream.format("headrace_redis").option("connection", conn.name)
+         .option("connectionSecret", _secret_options(conn)).option("streams", json.dumps(list(s.streams)))
+         .option("startAt", cfg.get("startAt", "earliest")).option("field", cfg.get("field", "doc")))
+    if "maxRecordsPerBatch" in cfg:
+        r = r.option("maxRecordsPerBatch", str(int(cfg["maxRecordsPerBatch"])))
+    if ctx.ticks:
+        r = r.option("tickMs", TICK_MS)
+    return OpenedSource(r.load(), "redis", sorted(s.streams))
