@@ -20,6 +20,7 @@ BACKENDS: dict[str, str] = {
     "zoned": "headrace.zones:open_collection",
     "kafka": "headrace.connectors.kafka:open_collection",         # $emit and DLQ: a topic (``coll``)
     "redis": "headrace.connectors.redis_stream:open_collection",  # $emit and DLQ: a stream (``coll``)
+    "mongodb": "headrace.connectors.mongodb:open_collection",
 }
 
 

@@ -12,6 +12,7 @@ File shape (``headrace.yaml``)::
                 security: {protocol: SASL_SSL},                    # optional: PLAINTEXT (default), SSL, SASL_...
                 authentication: {mechanism: PLAIN, username: u, password: p}}   # optional
       redis:   {type: redis, url: "redis://:password@127.0.0.1:6379/0"}
+      mongo:   {type: mongodb, uri: "mongodb://user:password@127.0.0.1:27017/"}
 
 Built-in: ``sample_stream_solar`` (type ``sample``) and ``store`` (the embedded store under the
 headrace home). Secrets are never printed: :func:`redact` masks them.
@@ -27,7 +28,7 @@ from typing import Any, Mapping
 from .errors import ConfigError
 
 KNOWN_TYPES = {"sample", "file", "store", "stream", "postgres", "redis", "zoned", "kafka", "mongodb", "https"}
-NOT_SUPPORTED_YET = {"mongodb", "https"}
+NOT_SUPPORTED_YET = {"https"}
 SECRET_KEYS = re.compile(r"(pass(word)?|secret|token|api[_-]?key|credential)", re.I)
 URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)([^@/\s]+)(@)")
 DEFAULT_FILE = "headrace.yaml"
@@ -142,6 +143,10 @@ def load_registry(path: "str | os.PathLike[str] | None" = None, home: "str | os.
             _check_kafka(options, where)
         if ctype == "redis" and not (isinstance(options.get("url"), str) and options["url"].startswith(("redis://", "rediss://", "unix://"))):
             raise ConfigError(f"{where}: a redis connection needs 'url' (redis://[:password@]host:port/db)",
+                              code="CONNECTION_INVALID")
+        if ctype == "mongodb" and not (isinstance(options.get("uri"), str)
+                                       and options["uri"].startswith(("mongodb://", "mongodb+srv://"))):
+            raise ConfigError(f"{where}: a mongodb connection needs 'uri' (mongodb://[user:password@]host:port/...)",
                               code="CONNECTION_INVALID")
         if ctype in ("store", "file") and "path" in options and source:
             base = Path(source).parent

@@ -6,9 +6,9 @@ from .connections import Registry
 from .errors import PipelineError
 from .spec.model import EmitSpec, MergeIntoSpec, Pipeline
 
-SOURCE_TYPES = ("sample", "stream", "file", "kafka", "redis")
-SINK_TYPES = ("store", "postgres", "zoned", "kafka", "redis")
-MERGE_TYPES = ("store", "postgres", "zoned")     # Kafka topics and Redis streams take $emit only
+SOURCE_TYPES = ("sample", "stream", "file", "kafka", "redis", "mongodb")
+SINK_TYPES = ("store", "postgres", "zoned", "kafka", "redis", "mongodb")
+MERGE_TYPES = ("store", "postgres", "zoned", "mongodb")     # Kafka topics and Redis streams take $emit only
 
 
 def _conn(registry: Registry, name: str, roles: tuple[str, ...], position: int | None, stage: str | None,

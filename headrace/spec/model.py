@@ -39,6 +39,8 @@ class SourceSpec:
     config: dict = field(default_factory=dict)
     topics: tuple[str, ...] | None = None      # Kafka: the topic(s) read
     streams: tuple[str, ...] | None = None     # Redis: the stream(s) read (``stream`` is the first)
+    db: str | None = None                      # MongoDB change stream: database (None: deployment)
+    coll: str | None = None                    # ... and collection (None: the whole database)
 
     @property
     def finite(self) -> bool:

@@ -28,10 +28,13 @@ NOT_SUPPORTED_YET_STAGES = ("$lookup", "$https", "$setStreamMeta", "$throttle", 
                             "$externalFunction", "$cachedLookup", "$documents", "$indexStats", "$collStats",
                             "$setWindowFields", "$skip", "$listSessions", "$currentOp", "$planCacheStats")
 SOURCE_KEYS = ("connectionName", "documents", "replay", "timeField", "tsFieldName", "partitionIdleTimeout", "stream",
-               "config", "topic")
+               "config", "topic", "db", "coll")
 #: ``$source.config`` keys whose values are strings (Kafka and Redis readers), with allowed values if fixed
-SOURCE_STRING_CONFIG = {"auto_offset_reset": ("earliest", "latest"), "group_id": None, "startAt": None, "field": None}
-SOURCE_NOT_SUPPORTED_YET = ("db", "coll", "dedup", "initialSync", "cursor", "fullDocument", "pipeline",
+SOURCE_STRING_CONFIG = {"auto_offset_reset": ("earliest", "latest"), "group_id": None, "startAt": None, "field": None,
+                        "fullDocument": ("default", "updateLookup", "whenAvailable", "required")}
+#: ``$source.config`` keys of MongoDB change streams with other values (checked by the reader's builder)
+SOURCE_OTHER_CONFIG = ("pipeline", "startAtOperationTime")
+SOURCE_NOT_SUPPORTED_YET = ("dedup", "initialSync", "cursor", "fullDocument", "pipeline",
                             "partitionIdleTimeoutMs", "auto_offset_reset")
 
 
@@ -214,15 +217,24 @@ def parse_source(arg: Any, c: _Ctx) -> SourceSpec:
     streams = _names(d["stream"], c, "stream") if "stream" in d else None
     topics = _names(d["topic"], c, "topic") if "topic" in d else None
     config = _obj(d.get("config", {}), c, "config")
-    _keys(config, ("rate", "devices", "seed", "maxRecordsPerBatch", "parallelism", "backlog", *SOURCE_STRING_CONFIG),
-          c, "config")
+    _keys(config, ("rate", "devices", "seed", "maxRecordsPerBatch", "parallelism", "backlog", *SOURCE_STRING_CONFIG,
+                   *SOURCE_OTHER_CONFIG), c, "config")
     for k, v in config.items():
+        if k == "pipeline" and not (isinstance(v, list) and all(isinstance(x, dict) for x in v)):
+            raise c.err("TYPE_MISMATCH", "must be an array of change stream stages", "config", k,
+                        expected="an array of objects", found=v)
+        if k in SOURCE_OTHER_CONFIG:
+            continue
         if k in SOURCE_STRING_CONFIG:
             _str(v, c, "config", k, allowed=SOURCE_STRING_CONFIG[k])
         elif not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
             raise c.err("BAD_VALUE", "must be a positive number", "config", k, expected="a number > 0", found=v)
     stream = streams[0] if streams and isinstance(d["stream"], str) else None
-    return SourceSpec(conn, docs, replay, tf, tsn, pit, stream, dict(config), topics, streams)
+    db = _str(d["db"], c, "db") if "db" in d else None
+    coll = _str(d["coll"], c, "coll") if "coll" in d else None
+    if coll and not db:
+        raise c.err("MISSING_OPTION", "'coll' needs 'db'", "db", expected="a database name", found=sorted(d))
+    return SourceSpec(conn, docs, replay, tf, tsn, pit, stream, dict(config), topics, streams, db, coll)
 
 
 def _names(v: Any, c: _Ctx, key: str) -> tuple[str, ...]:

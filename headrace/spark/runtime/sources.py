@@ -166,3 +166,42 @@ def _redis(spark, ctx: SourceContext, conn) -> OpenedSource:
     if ctx.ticks:
         r = r.option("tickMs", TICK_MS)
     return OpenedSource(r.load(), "redis", sorted(s.streams))
+
+
+@source("mongodb")
+def _mongodb(spark, ctx: SourceContext, conn) -> OpenedSource:
+    from ..sources.mongodb import MongoDataSource
+
+    s = ctx.spec
+    spark.dataSource.register(MongoDataSource)
+    cfg = s.config
+    r = (spark.readStream.format("headrace_mongodb").option("connection", conn.name)
+         .option("connectionSecret", _secret_options(conn)).option("db", s.db or "").option("coll", s.coll or "")
+         .option("pipeline", json.dumps(cfg.get("pipeline", []))))
+    if cfg.get("fullDocument"):
+        r = r.option("fullDocument", cfg["fullDocument"])
+    if "startAtOperationTime" in cfg:
+        r = r.option("startAtOperationTime", _operation_time(cfg["startAtOperationTime"]))
+    if "maxRecordsPerBatch" in cfg:
+        r = r.option("maxRecordsPerBatch", str(int(cfg["maxRecordsPerBatch"])))
+    if ctx.ticks:
+        r = r.option("tickMs", TICK_MS)
+    part = ".".join(x for x in (s.db, s.coll) if x) or "*"
+    return OpenedSource(r.load(), "mongodb", [part])
+
+
+def _operation_time(v) -> str:
+    """``startAtOperationTime`` (``{"$timestamp": {t, i}}``, a date, or epoch seconds) as ``t.i``."""
+    from ... import ejson
+
+    if isinstance(v, dict) and isinstance(v.get("$timestamp"), dict):
+        return f"{int(v['$timestamp']['t'])}.{int(v['$timestamp'].get('i', 0))}"
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return f"{int(v)}.0"
+    try:
+        d = ejson.from_plain(v)
+        d = ejson.parse_iso(d) if isinstance(d, str) else d
+        return f"{ejson.datetime_to_millis(d) // 1000}.0"
+    except Exception as exc:  # noqa: BLE001
+        raise HeadraceError(f"$source.config.startAtOperationTime: expected a timestamp or a date, found {v!r}",
+                            code="SOURCE_OPTION") from exc
