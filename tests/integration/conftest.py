@@ -128,3 +128,15 @@ def redis_server(tmp_path_factory):
     srv.start()
     yield srv
     srv.stop()
+
+
+@pytest.fixture(scope="session")
+def mongo_server(tmp_path_factory):
+    """A MongoDB wire-protocol server (secantusdb, on disk in a temp dir) for the session's tests."""
+    try:
+        srv = servers.SecantusServer(tmp_path_factory.mktemp("mongo"))
+    except servers.ServersUnavailable as exc:
+        pytest.skip(str(exc))
+    srv.start()
+    yield srv
+    srv.stop()

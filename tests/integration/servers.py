@@ -341,3 +341,24 @@ class RedisServer(_Process):
         if self.password:
             cmd += ["--requirepass", self.password]
         return cmd
+
+
+class SecantusServer(_Process):
+    """A MongoDB wire-protocol server (``secantusdb``, a GPL test-only extra: never a runtime
+    dependency) on 127.0.0.1:``port`` with its WiredTiger files in ``home``."""
+
+    def __init__(self, home: Path):
+        super().__init__(home)
+        import sys as _sys
+
+        self.binary = shutil.which("secantusd-py") or str(Path(_sys.executable).parent / "secantusd-py")
+        if not os.access(self.binary, os.X_OK):
+            raise ServersUnavailable("MongoDB tests need the 'secantusdb' wheel: pip install -e '.[test]'")
+
+    @property
+    def uri(self) -> str:
+        return f"mongodb://127.0.0.1:{self.port}/?directConnection=true"
+
+    def command(self) -> list[str]:
+        return [self.binary, "--host", "127.0.0.1", "--port", str(self.port), "--storage-path",
+                str(self.home / "data"), "--log-level", "WARNING"]
