@@ -116,3 +116,24 @@ def test_windowed_processor_from_change_stream_into_mongodb_with_dlq(spark, mong
     dlq = list(c[db]["dlq"].find())
     assert len(dlq) == 1 and "not a date" in json.dumps(dlq[0]["doc"], default=str)
     c.close()
+
+
+def test_unreachable_server_retries_then_fails_naming_the_connection(spark, tmp_path):
+    import socket
+
+    from headrace.spark.engine import Processor, RunOptions
+    from headrace.spec import parse_pipeline
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    f, reg = _registry(tmp_path, f"mongodb://app:hunter2-mongo@127.0.0.1:{port}/?directConnection=true",
+                       retry={"attempts": 2, "backoffMs": 50, "timeoutMs": 500})
+    assert "hunter2-mongo" not in str(reg.list())
+    pipe = parse_pipeline([{"$source": {"connectionName": "mongo", "db": "d", "coll": "c"}},
+                           {"$merge": {"into": {"connectionName": "store", "db": "r", "coll": "x"}}}])
+    with pytest.raises(Exception) as e:
+        Processor(pipe, RunOptions(name="m", checkpoint=tmp_path / "ck", registry=reg)).run(duration_s=60)
+    msg = str(e.value)
+    assert "connection 'mongo'" in msg and "2 attempt(s)" in msg, msg[-2000:]
+    assert "hunter2-mongo" not in msg

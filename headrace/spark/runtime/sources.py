@@ -156,6 +156,13 @@ def _redis(spark, ctx: SourceContext, conn) -> OpenedSource:
     s = ctx.spec
     if not s.streams:
         raise HeadraceError(f"$source on redis connection {conn.name!r} needs 'stream'", code="SOURCE_STREAM_REQUIRED")
+    from ...connectors.redis_stream import RedisClient
+
+    client = RedisClient(conn.name, conn.options)     # fails early, naming the connection, when unreachable
+    try:
+        client.last_id(s.streams[0])
+    finally:
+        client.close()
     spark.dataSource.register(RedisDataSource)
     cfg = s.config
     r = (spark.readStream.format("headrace_redis").option("connection", conn.name)
@@ -172,7 +179,14 @@ def _redis(spark, ctx: SourceContext, conn) -> OpenedSource:
 def _mongodb(spark, ctx: SourceContext, conn) -> OpenedSource:
     from ..sources.mongodb import MongoDataSource
 
+    from ...connectors.mongodb import ChangeStreams
+
     s = ctx.spec
+    probe = ChangeStreams(conn.name, conn.options, s.db, s.coll)   # fails early, naming the connection
+    try:
+        probe._call("connecting", lambda: probe._c().admin.command("ping"))
+    finally:
+        probe.close()
     spark.dataSource.register(MongoDataSource)
     cfg = s.config
     r = (spark.readStream.format("headrace_mongodb").option("connection", conn.name)
