@@ -180,7 +180,7 @@ def test_crash_between_topic_write_and_commit_writes_nothing_twice(spark, tansu,
     src, out = _topic("in"), _topic("out")
     tansu.create_topic(src, 3)
     tansu.create_topic(out, 2)
-    parts = records(per_partition=40, seed=9)
+    parts = records(per_partition=20, seed=9)
     _produce(tansu.bootstrap, src, parts)
     total = sum(len(x) for x in parts)
     f, reg = _registry(tmp_path, tansu.bootstrap)
@@ -206,11 +206,11 @@ def test_kill_9_of_the_cli_and_restart_gives_exact_output(spark, tansu, tmp_path
     src, out = _topic("in"), _topic("out")
     tansu.create_topic(src, 3)
     tansu.create_topic(out, 3)
-    parts = records(per_partition=60, seed=11)
+    parts = records(per_partition=30, seed=11)
     _produce(tansu.bootstrap, src, parts)
     total = sum(len(x) for x in parts)
     f, reg = _registry(tmp_path, tansu.bootstrap)
-    pipe = pipeline({"connectionName": "kafka", "topic": src, "config": {"maxRecordsPerBatch": 10}},
+    pipe = pipeline({"connectionName": "kafka", "topic": src, "config": {"maxRecordsPerBatch": 15}},
                     {"$emit": {"connectionName": "kafka", "topic": out}})
     pf = tmp_path / "p.json"
     pf.write_text(json.dumps(pipe))

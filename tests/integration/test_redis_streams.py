@@ -161,11 +161,11 @@ def test_windowed_processor_from_three_streams_into_store_and_stream(spark, redi
 def test_kill_9_of_the_cli_and_restart_gives_exact_output(spark, redis_server, tmp_path):
     streams = [_name(f"in{i}") for i in range(3)]
     out = _name("out")
-    parts = records(per_partition=60, seed=23)
+    parts = records(per_partition=30, seed=23)
     _put(redis_server, streams, parts)
     total = sum(len(x) for x in parts)
     f, reg = _registry(tmp_path, redis_server.url)
-    pipe = pipeline({"connectionName": "redis", "stream": streams, "config": {"maxRecordsPerBatch": 15}},
+    pipe = pipeline({"connectionName": "redis", "stream": streams, "config": {"maxRecordsPerBatch": 30}},
                     {"$emit": {"connectionName": "redis", "stream": out}})
     pf = tmp_path / "p.json"
     pf.write_text(json.dumps(pipe))
