@@ -227,7 +227,7 @@ def test_kill_9_of_the_cli_and_restart_gives_exact_output(spark, tansu, tmp_path
     assert proc.poll() is None, "the processor stopped by itself"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    _run(tmp_path, reg, pipe, ck, max_input=total)
+    _run(tmp_path, reg, pipe, ck, name=pf.stem, max_input=total)     # the CLI names the processor by its file
     assert plain(_read_topic(tansu.bootstrap, out)) == expected(parts)
 
 

@@ -57,14 +57,14 @@ def _registry(tmp_path, url: str, **extra):
     return f, load_registry(f, home=tmp_path / "home")
 
 
-def _run(reg, pipe: dict, ckpt, max_input=None):
+def _run(reg, pipe: dict, ckpt, max_input=None, name="r"):
     from headrace.spark.engine import Processor, RunOptions
     from headrace.spec import parse_pipeline
     from headrace.validate import check_connections
 
     parsed = parse_pipeline(pipe)
     check_connections(parsed, reg)
-    return Processor(parsed, RunOptions(name="r", checkpoint=ckpt, registry=reg, trigger_ms=0)).run(
+    return Processor(parsed, RunOptions(name=name, checkpoint=ckpt, registry=reg, trigger_ms=0)).run(
         max_input=max_input, duration_s=240)
 
 
@@ -183,7 +183,7 @@ def test_kill_9_of_the_cli_and_restart_gives_exact_output(spark, redis_server, t
     proc.send_signal(signal.SIGKILL)
     _out, err = proc.communicate()
     assert redis_server.password not in err.decode()
-    _run(reg, pipe, ck, max_input=total)
+    _run(reg, pipe, ck, max_input=total, name=pf.stem)     # the CLI names the processor by its file
     got = _read_stream(redis_server, out)
     assert plain(got) == expected(parts)          # nothing lost, nothing twice
 
