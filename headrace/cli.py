@@ -1,7 +1,7 @@
 """The ``headrace`` command line.
 
 Subcommands: ``process`` (ephemeral run), ``demo``, ``explain``, ``connections``; ``stream``
-(sharded streams), ``zones`` (zone-aware writes), ``serve`` and ``sp`` (the instance) and
+(sharded streams), ``zones`` (zone-aware writes), ``serve`` and ``sp`` (the instance), ``dlq`` (DLQ replay) and
 ``zeitgeist`` (keyed computations) register themselves from their packages.
 Exit codes: 0 ok, 1 runtime failure, 2 invalid input (pipeline, options, configuration).
 """
@@ -16,7 +16,8 @@ from typing import Callable
 from .errors import HeadraceError
 
 #: Packages that add subcommands: each has ``cli.register(subparsers)``.
-PLUGINS = ("headrace.streams.cli", "headrace.zones.cli", "headrace.instance.cli", "headrace.keyed.zeitgeist.cli")
+PLUGINS = ("headrace.streams.cli", "headrace.zones.cli", "headrace.instance.cli", "headrace.keyed.zeitgeist.cli",
+           "headrace.connectors.cli")
 
 
 def _fail(err: Exception, code: int = 2) -> int:

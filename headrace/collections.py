@@ -18,6 +18,9 @@ BACKENDS: dict[str, str] = {
     "store": "headrace.collections:_open_store",
     "postgres": "headrace.store.postgres:open_collection",
     "zoned": "headrace.zones:open_collection",
+    "kafka": "headrace.connectors.kafka:open_collection",         # $emit and DLQ: a topic (``coll``)
+    "redis": "headrace.connectors.redis_stream:open_collection",  # $emit and DLQ: a stream (``coll``)
+    "mongodb": "headrace.connectors.mongodb:open_collection",
 }
 
 

@@ -8,6 +8,11 @@ File shape (``headrace.yaml``)::
       pg:      {type: postgres, dsn: "postgresql://user:secret@127.0.0.1:5432/app"}
       lines:   {type: file, path: ./input.jsonl}
       events:  {type: zoned, shardKey: {datacenter: 1, userid: 1}, zones: {...}, ranges: [...]}  # headrace.zones.config
+      kafka:   {type: kafka, bootstrapServers: "host:9092,host2:9092",
+                security: {protocol: SASL_SSL},                    # optional: PLAINTEXT (default), SSL, SASL_...
+                authentication: {mechanism: PLAIN, username: u, password: p}}   # optional
+      redis:   {type: redis, url: "redis://:password@127.0.0.1:6379/0"}
+      mongo:   {type: mongodb, uri: "mongodb://user:password@127.0.0.1:27017/"}
 
 Built-in: ``sample_stream_solar`` (type ``sample``) and ``store`` (the embedded store under the
 headrace home). Secrets are never printed: :func:`redact` masks them.
@@ -23,9 +28,9 @@ from typing import Any, Mapping
 from .errors import ConfigError
 
 KNOWN_TYPES = {"sample", "file", "store", "stream", "postgres", "redis", "zoned", "kafka", "mongodb", "https"}
-NOT_SUPPORTED_YET = {"kafka", "mongodb", "https"}
+NOT_SUPPORTED_YET = {"https"}
 SECRET_KEYS = re.compile(r"(pass(word)?|secret|token|api[_-]?key|credential)", re.I)
-URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)([^@/\s]+)(@)")
+URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)([^@/\s]+)(@)")
 DEFAULT_FILE = "headrace.yaml"
 
 
@@ -134,8 +139,42 @@ def load_registry(path: "str | os.PathLike[str] | None" = None, home: "str | os.
         options = {k: v for k, v in opts.items() if k != "type"}
         if ctype == "file" and not isinstance(options.get("path"), str):
             raise ConfigError(f"{where}: a file connection needs 'path' (a JSON-lines file)", code="CONNECTION_INVALID")
+        if ctype == "kafka":
+            _check_kafka(options, where)
+        if ctype == "redis" and not (isinstance(options.get("url"), str) and options["url"].startswith(("redis://", "rediss://", "unix://"))):
+            raise ConfigError(f"{where}: a redis connection needs 'url' (redis://[:password@]host:port/db)",
+                              code="CONNECTION_INVALID")
+        if ctype == "mongodb" and not (isinstance(options.get("uri"), str)
+                                       and options["uri"].startswith(("mongodb://", "mongodb+srv://"))):
+            raise ConfigError(f"{where}: a mongodb connection needs 'uri' (mongodb://[user:password@]host:port/...)",
+                              code="CONNECTION_INVALID")
         if ctype in ("store", "file") and "path" in options and source:
             base = Path(source).parent
             options["path"] = str((base / options["path"]) if not Path(options["path"]).is_absolute() else options["path"])
         conns[name] = Connection(name, ctype, options)
     return Registry(conns, home_p, source)
+
+
+KAFKA_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+KAFKA_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+def _check_kafka(options: dict, where: str) -> None:
+    bs = options.get("bootstrapServers")
+    if not isinstance(bs, str) or not bs.strip():
+        raise ConfigError(f"{where}: a kafka connection needs 'bootstrapServers' (\"host:port,...\")",
+                          code="CONNECTION_INVALID")
+    extra = set(options) - {"bootstrapServers", "security", "authentication"}
+    if extra:
+        raise ConfigError(f"{where}: unknown kafka option(s) {sorted(extra)}; expected bootstrapServers, security,"
+                          " authentication", code="CONNECTION_INVALID")
+    sec = options.get("security", {})
+    if not isinstance(sec, dict) or set(sec) - {"protocol"} or sec.get("protocol", "PLAINTEXT") not in KAFKA_PROTOCOLS:
+        raise ConfigError(f"{where}: 'security' must be {{protocol: one of {', '.join(KAFKA_PROTOCOLS)}}}",
+                          code="CONNECTION_INVALID")
+    auth = options.get("authentication")
+    if auth is not None:
+        if not isinstance(auth, dict) or set(auth) - {"mechanism", "username", "password"} or \
+                auth.get("mechanism", "PLAIN") not in KAFKA_MECHANISMS or not isinstance(auth.get("username"), str):
+            raise ConfigError(f"{where}: 'authentication' must be {{mechanism: one of {', '.join(KAFKA_MECHANISMS)},"
+                              " username, password}", code="CONNECTION_INVALID")

@@ -6,8 +6,9 @@ from .connections import Registry
 from .errors import PipelineError
 from .spec.model import EmitSpec, MergeIntoSpec, Pipeline
 
-SOURCE_TYPES = ("sample", "stream", "file")
-SINK_TYPES = ("store", "postgres", "zoned")
+SOURCE_TYPES = ("sample", "stream", "file", "kafka", "redis", "mongodb")
+SINK_TYPES = ("store", "postgres", "zoned", "kafka", "redis", "mongodb")
+MERGE_TYPES = ("store", "postgres", "zoned", "mongodb")     # Kafka topics and Redis streams take $emit only
 
 
 def _conn(registry: Registry, name: str, roles: tuple[str, ...], position: int | None, stage: str | None,
@@ -27,7 +28,13 @@ def check_connections(p: Pipeline, registry: Registry) -> None:
     if p.source.connection_name:
         _conn(registry, p.source.connection_name, SOURCE_TYPES, 0, "$source", "connectionName")
     if isinstance(p.sink, MergeIntoSpec):
-        _conn(registry, p.sink.connection_name, SINK_TYPES, p.sink.position, "$merge", "into.connectionName")
+        c = _conn(registry, p.sink.connection_name, SINK_TYPES, p.sink.position, "$merge", "into.connectionName")
+        if c.type not in MERGE_TYPES:
+            what = {"kafka": "a Kafka topic", "redis": "a Redis stream"}[c.type]
+            raise PipelineError("MERGE_NOT_SUPPORTED", f"connection {c.name!r} is {what}: it is append-only and takes "
+                                f"$emit ({{connectionName, {'topic' if c.type == 'kafka' else 'stream'}}}), not $merge",
+                                position=p.sink.position, stage="$merge", path="into.connectionName",
+                                expected="a connection of type " + " or ".join(MERGE_TYPES), found=c.type)
     elif isinstance(p.sink, EmitSpec) and p.sink.connection_name:
         _conn(registry, p.sink.connection_name, SINK_TYPES, p.sink.position, "$emit", "connectionName")
     if p.options.dlq:

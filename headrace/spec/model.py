@@ -37,6 +37,10 @@ class SourceSpec:
     partition_idle_timeout: Duration | None = None
     stream: str | None = None
     config: dict = field(default_factory=dict)
+    topics: tuple[str, ...] | None = None      # Kafka: the topic(s) read
+    streams: tuple[str, ...] | None = None     # Redis: the stream(s) read (``stream`` is the first)
+    db: str | None = None                      # MongoDB change stream: database (None: deployment)
+    coll: str | None = None                    # ... and collection (None: the whole database)
 
     @property
     def finite(self) -> bool:
@@ -91,6 +95,8 @@ class EmitSpec:
     db: str | None = None
     coll: str | None = None
     path: str | None = None        # JSON-lines file
+    # Kafka ``topic`` / Redis ``stream``: parsed into ``coll`` (``db`` is ""), written through
+    # :func:`headrace.collections.open_collection` like any other sink
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,13 @@ NOT_SUPPORTED_YET_STAGES = ("$lookup", "$https", "$setStreamMeta", "$throttle", 
                             "$externalFunction", "$cachedLookup", "$documents", "$indexStats", "$collStats",
                             "$setWindowFields", "$skip", "$listSessions", "$currentOp", "$planCacheStats")
 SOURCE_KEYS = ("connectionName", "documents", "replay", "timeField", "tsFieldName", "partitionIdleTimeout", "stream",
-               "config")
-SOURCE_NOT_SUPPORTED_YET = ("topic", "db", "coll", "dedup", "initialSync", "cursor", "fullDocument", "pipeline",
+               "config", "topic", "db", "coll")
+#: ``$source.config`` keys whose values are strings (Kafka and Redis readers), with allowed values if fixed
+SOURCE_STRING_CONFIG = {"auto_offset_reset": ("earliest", "latest"), "group_id": None, "startAt": None, "field": None,
+                        "fullDocument": ("default", "updateLookup", "whenAvailable", "required")}
+#: ``$source.config`` keys of MongoDB change streams with other values (checked by the reader's builder)
+SOURCE_OTHER_CONFIG = ("pipeline", "startAtOperationTime")
+SOURCE_NOT_SUPPORTED_YET = ("dedup", "initialSync", "cursor", "fullDocument", "pipeline",
                             "partitionIdleTimeoutMs", "auto_offset_reset")
 
 
@@ -210,13 +215,39 @@ def parse_source(arg: Any, c: _Ctx) -> SourceSpec:
         _expression(tf, c, "timeField")
     tsn = _str(d["tsFieldName"], c, "tsFieldName") if "tsFieldName" in d else defaults.TS_FIELD_NAME
     pit = parse_duration(d["partitionIdleTimeout"], c, "partitionIdleTimeout") if "partitionIdleTimeout" in d else None
-    stream = _str(d["stream"], c, "stream") if "stream" in d else None
+    streams = _names(d["stream"], c, "stream") if "stream" in d else None
+    topics = _names(d["topic"], c, "topic") if "topic" in d else None
     config = _obj(d.get("config", {}), c, "config")
-    _keys(config, ("rate", "devices", "seed", "maxRecordsPerBatch", "parallelism", "backlog"), c, "config")
+    _keys(config, ("rate", "devices", "seed", "maxRecordsPerBatch", "parallelism", "backlog", *SOURCE_STRING_CONFIG,
+                   *SOURCE_OTHER_CONFIG), c, "config")
     for k, v in config.items():
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+        if k == "pipeline" and not (isinstance(v, list) and all(isinstance(x, dict) for x in v)):
+            raise c.err("TYPE_MISMATCH", "must be an array of change stream stages", "config", k,
+                        expected="an array of objects", found=v)
+        if k in SOURCE_OTHER_CONFIG:
+            continue
+        if k in SOURCE_STRING_CONFIG:
+            _str(v, c, "config", k, allowed=SOURCE_STRING_CONFIG[k])
+        elif not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
             raise c.err("BAD_VALUE", "must be a positive number", "config", k, expected="a number > 0", found=v)
-    return SourceSpec(conn, docs, replay, tf, tsn, pit, stream, dict(config))
+    stream = streams[0] if streams and isinstance(d["stream"], str) else None
+    db = _str(d["db"], c, "db") if "db" in d else None
+    coll = _str(d["coll"], c, "coll") if "coll" in d else None
+    if coll and not db:
+        raise c.err("MISSING_OPTION", "'coll' needs 'db'", "db", expected="a database name", found=sorted(d))
+    return SourceSpec(conn, docs, replay, tf, tsn, pit, stream, dict(config), topics, streams, db, coll)
+
+
+def _names(v: Any, c: _Ctx, key: str) -> tuple[str, ...]:
+    """A name or a non-empty array of distinct names (Kafka topics, Redis streams)."""
+    vals = v if isinstance(v, list) else [v]
+    if not vals:
+        raise c.err("TYPE_MISMATCH", "must be a name or a non-empty array of names", key,
+                    expected="a string or an array of strings", found=v)
+    out = tuple(_str(x, c, key) for x in vals)
+    if len(set(out)) != len(out):
+        raise c.err("BAD_VALUE", "names repeat", key, found=v)
+    return out
 
 
 def _check_replay_docs(docs: tuple, r: ReplaySpec, c: _Ctx) -> None:
@@ -433,7 +464,15 @@ def parse_merge(arg: Any, c: _Ctx) -> MergeIntoSpec:
 
 def parse_emit(arg: Any, c: _Ctx) -> EmitSpec:
     d = _obj(arg, c)
-    _keys(d, ("connectionName", "db", "coll", "path"), c, not_yet=("topic", "config", "timeseries"))
+    _keys(d, ("connectionName", "db", "coll", "path", "topic", "stream"), c, not_yet=("config", "timeseries"))
+    for k in ("topic", "stream"):   # Kafka topic / Redis stream: written as the collection ``coll``
+        if k in d:
+            if set(d) - {k, "connectionName"} or "connectionName" not in d:
+                raise c.err("EMIT_SHAPE", f"a '{k}' sink takes 'connectionName' and '{k}' only", found=sorted(d))
+            if not isinstance(d[k], str):
+                raise NotSupportedYet("OPTION_NOT_SUPPORTED_YET", f"an expression as '{k}' is not supported yet",
+                                      position=c.pos, stage=c.stage, path=c.path(k))
+            return EmitSpec(c.pos, _str(d["connectionName"], c, "connectionName"), "", _str(d[k], c, k))
     if "path" in d:
         if set(d) - {"path"}:
             raise c.err("EMIT_SHAPE", "a JSON-lines file sink takes only 'path'", found=sorted(d))

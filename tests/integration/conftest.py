@@ -104,3 +104,39 @@ def zoned(tmp_path, schema):
     forget_routers()
     yield make
     forget_routers()
+
+
+@pytest.fixture(scope="session")
+def tansu(tmp_path_factory):
+    """A Kafka-protocol broker (Tansu, memory storage) for the session's tests."""
+    try:
+        srv = servers.TansuServer(tmp_path_factory.mktemp("tansu"))
+    except servers.ServersUnavailable as exc:
+        pytest.skip(str(exc))
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    """A private ``redis-server`` (password ``s3cret-pw``) for the session's tests."""
+    try:
+        srv = servers.RedisServer(tmp_path_factory.mktemp("redis"), password="s3cret-pw")
+    except servers.ServersUnavailable as exc:
+        pytest.skip(str(exc))
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def mongo_server(tmp_path_factory):
+    """A MongoDB wire-protocol server (secantusdb, on disk in a temp dir) for the session's tests."""
+    try:
+        srv = servers.SecantusServer(tmp_path_factory.mktemp("mongo"))
+    except servers.ServersUnavailable as exc:
+        pytest.skip(str(exc))
+    srv.start()
+    yield srv
+    srv.stop()

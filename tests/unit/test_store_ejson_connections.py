@@ -52,7 +52,7 @@ def test_registry_yaml_and_redaction(tmp_path):
     with pytest.raises(ConfigError) as e:
         reg.get("nope")
     assert e.value.code == "CONNECTION_UNKNOWN"
-    f.write_text("connections:\n  k: {type: kafka}\n")
+    f.write_text("connections:\n  k: {type: https}\n")
     with pytest.raises(ConfigError) as e:
         load_registry(f)
     assert e.value.code == "NOT_SUPPORTED_YET"

@@ -113,3 +113,109 @@ def _stream(spark, ctx: SourceContext, conn) -> OpenedSource:
         r = r.option("tickMs", TICK_MS)
     fn = lambda positions: watermark_partitions(home, s.stream, positions)  # noqa: E731
     return OpenedSource(_options(r, s.config).load(), "stream", fn({}), fn)
+
+
+def _secret_options(conn) -> str:
+    """A connection's options for a reader (under an option key Spark redacts when printing)."""
+    return json.dumps(dict(conn.options))
+
+
+@source("kafka")
+def _kafka(spark, ctx: SourceContext, conn) -> OpenedSource:
+    from ...connectors.kafka import KafkaClient, pkey
+    from ..sources.kafka import KafkaDataSource
+
+    s = ctx.spec
+    if not s.topics:
+        raise HeadraceError(f"$source on kafka connection {conn.name!r} needs 'topic'", code="SOURCE_TOPIC_REQUIRED")
+    spark.dataSource.register(KafkaDataSource)
+    cfg = s.config
+    r = (spark.readStream.format("headrace_kafka").option("connection", conn.name)
+         .option("connectionSecret", _secret_options(conn)).option("topics", json.dumps(list(s.topics)))
+         .option("startingPosition", cfg.get("auto_offset_reset", "earliest")))
+    if "maxRecordsPerBatch" in cfg:
+        r = r.option("maxRecordsPerBatch", str(int(cfg["maxRecordsPerBatch"])))
+    if cfg.get("group_id"):
+        r = r.option("groupId", cfg["group_id"])
+    if ctx.ticks:
+        r = r.option("tickMs", TICK_MS)
+    def parts(_positions: dict) -> list[str]:
+        client = KafkaClient(conn.name, conn.options)
+        try:
+            return [pkey(*tp) for tp in client.partitions(s.topics)] or [pkey(t, 0) for t in s.topics]
+        finally:
+            client.close()
+
+    return OpenedSource(r.load(), "kafka", parts({}), parts)
+
+
+@source("redis")
+def _redis(spark, ctx: SourceContext, conn) -> OpenedSource:
+    from ..sources.redis_stream import RedisDataSource
+
+    s = ctx.spec
+    if not s.streams:
+        raise HeadraceError(f"$source on redis connection {conn.name!r} needs 'stream'", code="SOURCE_STREAM_REQUIRED")
+    from ...connectors.redis_stream import RedisClient
+
+    client = RedisClient(conn.name, conn.options)     # fails early, naming the connection, when unreachable
+    try:
+        client.last_id(s.streams[0])
+    finally:
+        client.close()
+    spark.dataSource.register(RedisDataSource)
+    cfg = s.config
+    r = (spark.readStream.format("headrace_redis").option("connection", conn.name)
+         .option("connectionSecret", _secret_options(conn)).option("streams", json.dumps(list(s.streams)))
+         .option("startAt", cfg.get("startAt", "earliest")).option("field", cfg.get("field", "doc")))
+    if "maxRecordsPerBatch" in cfg:
+        r = r.option("maxRecordsPerBatch", str(int(cfg["maxRecordsPerBatch"])))
+    if ctx.ticks:
+        r = r.option("tickMs", TICK_MS)
+    return OpenedSource(r.load(), "redis", sorted(s.streams))
+
+
+@source("mongodb")
+def _mongodb(spark, ctx: SourceContext, conn) -> OpenedSource:
+    from ..sources.mongodb import MongoDataSource
+
+    from ...connectors.mongodb import ChangeStreams
+
+    s = ctx.spec
+    probe = ChangeStreams(conn.name, conn.options, s.db, s.coll)   # fails early, naming the connection
+    try:
+        probe._call("connecting", lambda: probe._c().admin.command("ping"))
+    finally:
+        probe.close()
+    spark.dataSource.register(MongoDataSource)
+    cfg = s.config
+    r = (spark.readStream.format("headrace_mongodb").option("connection", conn.name)
+         .option("connectionSecret", _secret_options(conn)).option("db", s.db or "").option("coll", s.coll or "")
+         .option("pipeline", json.dumps(cfg.get("pipeline", []))))
+    if cfg.get("fullDocument"):
+        r = r.option("fullDocument", cfg["fullDocument"])
+    if "startAtOperationTime" in cfg:
+        r = r.option("startAtOperationTime", _operation_time(cfg["startAtOperationTime"]))
+    if "maxRecordsPerBatch" in cfg:
+        r = r.option("maxRecordsPerBatch", str(int(cfg["maxRecordsPerBatch"])))
+    if ctx.ticks:
+        r = r.option("tickMs", TICK_MS)
+    part = ".".join(x for x in (s.db, s.coll) if x) or "*"
+    return OpenedSource(r.load(), "mongodb", [part])
+
+
+def _operation_time(v) -> str:
+    """``startAtOperationTime`` (``{"$timestamp": {t, i}}``, a date, or epoch seconds) as ``t.i``."""
+    from ... import ejson
+
+    if isinstance(v, dict) and isinstance(v.get("$timestamp"), dict):
+        return f"{int(v['$timestamp']['t'])}.{int(v['$timestamp'].get('i', 0))}"
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return f"{int(v)}.0"
+    try:
+        d = ejson.from_plain(v)
+        d = ejson.parse_iso(d) if isinstance(d, str) else d
+        return f"{ejson.datetime_to_millis(d) // 1000}.0"
+    except Exception as exc:  # noqa: BLE001
+        raise HeadraceError(f"$source.config.startAtOperationTime: expected a timestamp or a date, found {v!r}",
+                            code="SOURCE_OPTION") from exc

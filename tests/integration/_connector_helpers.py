@@ -1,0 +1,65 @@
+"""Shared by the Kafka and Redis tests: the windowed pipeline, its input and its expected output."""
+from __future__ import annotations
+
+import json
+
+from headrace import ejson
+
+BASE = 1_714_564_800_000   # 2024-05-01T12:00:00Z
+WINDOW_MS = 10_000
+
+
+def records(partitions: int = 3, per_partition: int = 30, seed: int = 5) -> list[list[str]]:
+    """Per partition: JSON texts with event times increasing within the partition, then one
+    record far ahead that closes every earlier window."""
+    import random
+
+    rnd = random.Random(seed)
+    out = []
+    for p in range(partitions):
+        t, texts = BASE, []
+        for i in range(per_partition):
+            t += rnd.choice([500, 1000, 2000])
+            texts.append(json.dumps({"t": ejson.format_date(ejson.millis_to_datetime(t)), "k": f"k{(i + p) % 4}",
+                                     "v": p * 1000 + i}))
+        texts.append(json.dumps({"t": ejson.format_date(ejson.millis_to_datetime(BASE + 3_600_000)), "k": "end",
+                                 "v": 0}))
+        out.append(texts)
+    return out
+
+
+def expected(parts: list[list[str]]) -> list[dict]:
+    """The closed windows' groups: ``{_id: "k@start", sum, n}`` sorted by ``_id``."""
+    agg: dict[tuple[str, int], list[int]] = {}
+    ends = []
+    for texts in parts:
+        ends.append(max(ejson.datetime_to_millis(ejson.parse_iso(json.loads(x)["t"])) for x in texts))
+    wm = min(ends)
+    for texts in parts:
+        for x in texts:
+            d = json.loads(x)
+            t = ejson.datetime_to_millis(ejson.parse_iso(d["t"]))
+            start = t - t % WINDOW_MS
+            if start + WINDOW_MS <= wm:
+                a = agg.setdefault((d["k"], start), [0, 0])
+                a[0] += d["v"]
+                a[1] += 1
+    return sorted(({"_id": f"{k}@{s}", "sum": v[0], "n": v[1]} for (k, s), v in agg.items()), key=lambda d: d["_id"])
+
+
+def pipeline(source: dict, sink: dict, dlq: dict | None = None) -> dict:
+    p = {"pipeline": [
+        {"$source": {**source, "timeField": {"$toDate": "$t"}}},
+        {"$tumblingWindow": {"interval": {"size": WINDOW_MS // 1000, "unit": "second"},
+                             "pipeline": [{"$group": {"_id": "$k", "sum": {"$sum": "$v"}, "n": {"$sum": 1}}}]}},
+        {"$addFields": {"_id": {"$concat": ["$_id", "@", {"$toString": {"$toLong": {"$meta": "stream.window.start"}}}]}}},
+        {"$project": {"sum": 1, "n": 1}},
+        sink]}
+    if dlq:
+        p["options"] = {"dlq": dlq}
+    return p
+
+
+def plain(docs) -> list[dict]:
+    """Documents without ``_stream_meta``, sorted by ``_id``."""
+    return sorted(({k: v for k, v in d.items() if k != "_stream_meta"} for d in docs), key=lambda d: d["_id"])

