@@ -28,6 +28,15 @@ class ReplaySpec:
 
 
 @dataclass(frozen=True)
+class DedupSpec:
+    """``$source.dedup``: drop a record whose id (``idField``, an expression) was seen within
+    ``horizon`` of event time (system.md section 2; :mod:`headrace.dedup`)."""
+
+    id_field: Any
+    horizon: Duration
+
+
+@dataclass(frozen=True)
 class SourceSpec:
     connection_name: str | None = None
     documents: tuple[Any, ...] | None = None
@@ -37,6 +46,7 @@ class SourceSpec:
     partition_idle_timeout: Duration | None = None
     stream: str | None = None
     config: dict = field(default_factory=dict)
+    dedup: DedupSpec | None = None
 
     @property
     def finite(self) -> bool:

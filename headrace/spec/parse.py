@@ -14,7 +14,7 @@ from typing import Any, Callable
 from .. import ejson
 from ..errors import NotSupportedYet, PipelineError
 from . import defaults
-from .model import (UNIT_MS, DlqSpec, Duration, EmitSpec, MergeIntoSpec, Options, Pipeline, ReplaySpec, SourceSpec,
+from .model import (UNIT_MS, DedupSpec, DlqSpec, Duration, EmitSpec, MergeIntoSpec, Options, Pipeline, ReplaySpec, SourceSpec,
                     Stage, WindowSpec)
 
 STATELESS = ("$validate", "$match", "$project", "$addFields", "$set", "$unset", "$replaceRoot", "$replaceWith",
@@ -28,8 +28,8 @@ NOT_SUPPORTED_YET_STAGES = ("$lookup", "$https", "$setStreamMeta", "$throttle", 
                             "$externalFunction", "$cachedLookup", "$documents", "$indexStats", "$collStats",
                             "$setWindowFields", "$skip", "$listSessions", "$currentOp", "$planCacheStats")
 SOURCE_KEYS = ("connectionName", "documents", "replay", "timeField", "tsFieldName", "partitionIdleTimeout", "stream",
-               "config")
-SOURCE_NOT_SUPPORTED_YET = ("topic", "db", "coll", "dedup", "initialSync", "cursor", "fullDocument", "pipeline",
+               "config", "dedup")
+SOURCE_NOT_SUPPORTED_YET = ("topic", "db", "coll", "initialSync", "cursor", "fullDocument", "pipeline",
                             "partitionIdleTimeoutMs", "auto_offset_reset")
 
 
@@ -215,7 +215,36 @@ def parse_source(arg: Any, c: _Ctx) -> SourceSpec:
     for k, v in config.items():
         if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
             raise c.err("BAD_VALUE", "must be a positive number", "config", k, expected="a number > 0", found=v)
-    return SourceSpec(conn, docs, replay, tf, tsn, pit, stream, dict(config))
+    dedup = parse_dedup(d["dedup"], c) if "dedup" in d else None
+    return SourceSpec(conn, docs, replay, tf, tsn, pit, stream, dict(config), dedup)
+
+
+DEDUP_FORM = '{"idField": <expression, e.g. "$msgId">, "horizon": {"size": <int>, "unit": <unit>}}'
+
+
+def parse_dedup(v: Any, c: _Ctx) -> DedupSpec:
+    """``$source.dedup: {idField, horizon}``. Codes: ``TYPE_MISMATCH`` (not an object),
+    ``UNKNOWN_OPTION``, ``MISSING_OPTION``, ``DEDUP_ID_CONSTANT`` (an ``idField`` that is the same
+    for every record, such as ``"msgId"`` without ``$``), the expression's own codes, the
+    duration's codes, ``DEDUP_HORIZON_RANGE`` (a horizon outside [1 second, 30 days])."""
+    from ..mql.expressions import is_constant
+
+    d = _obj(v, c, "dedup", what=DEDUP_FORM)
+    _keys(d, ("idField", "horizon"), c, "dedup")
+    for k in ("idField", "horizon"):
+        if k not in d:
+            raise c.err("MISSING_OPTION", f"dedup needs '{k}'", "dedup", k, expected=DEDUP_FORM, found=d)
+    idf = d["idField"]
+    _expression(idf, c, "dedup", "idField")
+    if is_constant(idf):
+        hint = f" (a field path starts with '$': \"${idf}\")" if isinstance(idf, str) else ""
+        raise c.err("DEDUP_ID_CONSTANT", "idField is the same for every record" + hint, "dedup", "idField",
+                    expected="an expression over the record, e.g. \"$msgId\"", found=idf)
+    h = parse_duration(d["horizon"], c, "dedup", "horizon")
+    if not defaults.DEDUP_MIN_HORIZON_MS <= h.ms <= defaults.DEDUP_MAX_HORIZON_MS:
+        raise c.err("DEDUP_HORIZON_RANGE", "horizon out of range", "dedup", "horizon",
+                    expected="between 1 second and 30 days", found={"size": h.size, "unit": h.unit})
+    return DedupSpec(idf, h)
 
 
 def _check_replay_docs(docs: tuple, r: ReplaySpec, c: _Ctx) -> None:
