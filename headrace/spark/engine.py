@@ -67,7 +67,8 @@ class RunOptions:
     on_dlq: Callback | None = None             # every DLQ document
     trigger_ms: int = defaults.TRIGGER_INTERVAL_MS
     on_batch: Callable[[int, int | None, int | None], None] | None = None  # (batch id, clock, W) after each
-    fault: Callable[[int, str], None] | None = None   # tests: called at "after_sink", "after_state" (may raise)
+    fault: Callable[[int, str], None] | None = None   # tests: called at the phases below (may raise)
+    fault_phases: tuple[str, ...] = ("after_sink",)   # of Processor._phase: after_dedup, after_sink, after_state
     spark_master: str | None = None
 
 
@@ -249,7 +250,7 @@ class Processor:
         # ``_orig``: the document as the source gave it, for the DLQ entry of a failing stage
         if self.dedup is not None:    # $source.dedup: duplicates dropped before the stages (runtime/dedup.py)
             src = self.dedup.apply(src, batch_id, w_prev, counters, env)
-        maybe_crash("after_dedup", batch_id)
+        self._phase("after_dedup", batch_id)
         data = apply_stages(src.filter(F.col("kind") == DATA).withColumn("_orig", F.col("doc")), self.p.before, env)
         if w is None:
             work.add_rows(data)
@@ -272,9 +273,7 @@ class Processor:
                 work.close_processing(PLUS_INF)
             work.gc(ts)
         res = self._write(work, st.jsonl_size)
-        maybe_crash("after_sink", batch_id)
-        if self.o.fault:
-            self.o.fault(batch_id, "after_sink")
+        self._phase("after_sink", batch_id)
         counters["output"] += res["output"]
         counters["dlq"] += res["dlq"]
         counters["late"] += res["late"]
@@ -285,9 +284,7 @@ class Processor:
             self.sink_stats = stats_add(self.sink_stats, res["sinkStats"])
         st.holding_back = ts.holding_back(now, pit)
         self.checkpoints.save(batch_id, st, prev)
-        maybe_crash("after_state", batch_id)
-        if self.o.fault:
-            self.o.fault(batch_id, "after_state")
+        self._phase("after_state", batch_id)
         with self._lock:
             self.time = ts
             self.positions = st.positions
@@ -300,6 +297,13 @@ class Processor:
         if self.o.on_output and res.get("outputs"):
             self.o.on_output(res["outputs"])
         return ended
+
+    def _phase(self, phase: str, batch_id: int) -> None:
+        """Crash injection points (:mod:`headrace.faults`, ``RunOptions.fault``): ``after_dedup``
+        (before the stages and the sink), ``after_sink``, ``after_state`` (before Spark's commit)."""
+        maybe_crash(phase, batch_id)
+        if self.o.fault and phase in self.o.fault_phases:
+            self.o.fault(batch_id, phase)
 
     # ------------------------------------------------------------------ sinks
     def _write(self, work: BatchWork, jsonl_size: int | None) -> dict:
