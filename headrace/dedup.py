@@ -48,42 +48,50 @@ import numpy as np
 KEEP = 6                       # manifests kept per shard (a re-run reads the one below its batch)
 COMPACT_AFTER = 16             # chunks per bucket before they are merged into one
 MIN_BLOOM_BITS = 1 << 13       # smallest Bloom filter (1 KiB)
+# a bucket's Bloom filter is sized for twice its first batch (at least 4096 ids) and rebuilt from
+# the exact ids 1.5 times larger whenever it holds more ids than it was sized for
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 # ---------------------------------------------------------------- the Bloom filter
 
 def bloom_params(capacity: int, fpr: float) -> tuple[int, int]:
-    """``(bits, k)`` for ``capacity`` ids at false-positive rate ``fpr``; bits a power of two."""
+    """``(bits, k)`` for ``capacity`` ids at false-positive rate ``fpr``; bits a multiple of 64."""
     capacity = max(1, capacity)
     bits = max(MIN_BLOOM_BITS, int(-capacity * math.log(fpr) / (math.log(2) ** 2)))
-    bits = 1 << (bits - 1).bit_length()
+    bits = (bits + 63) // 64 * 64
     k = max(1, round(bits / capacity * math.log(2)))
     return bits, min(k, 16)
+
+
+def bloom_capacity(bits: int, fpr: float) -> int:
+    return int(bits * (math.log(2) ** 2) / -math.log(fpr))
 
 
 class Bloom:
     """A Bloom filter over 64-bit hashes, vectorized: ``add``/``contains`` take numpy arrays.
 
-    The probes are ``h1 + i*h2`` (mod the power-of-two size) with ``h1`` the hash and ``h2`` an
-    odd mix of it (Kirsch and Mitzenmacher's double hashing)."""
+    The probes are ``h1 + i*h2`` (mod the size) with ``h1`` the hash and ``h2`` an odd mix of it
+    (Kirsch and Mitzenmacher's double hashing). The bits are kept packed (``uint8``, little
+    bit order), as they are stored."""
 
     def __init__(self, bits: int, k: int, words: np.ndarray | None = None, count: int = 0):
         self.bits, self.k, self.count = bits, k, count
-        self.words = np.zeros(bits // 64, dtype=np.uint64) if words is None else words
+        self.words = np.zeros(bits // 8, dtype=np.uint8) if words is None else words
 
     def _probes(self, h: np.ndarray) -> np.ndarray:
         h1 = h.astype(np.uint64, copy=False)
-        h2 = ((h1 * _GOLDEN) >> np.uint64(17)) | np.uint64(1)
-        i = np.arange(self.k, dtype=np.uint64)
         with np.errstate(over="ignore"):
-            return (h1[:, None] + i[None, :] * h2[:, None]) & np.uint64(self.bits - 1)
+            h2 = ((h1 * _GOLDEN) >> np.uint64(17)) | np.uint64(1)
+            i = np.arange(self.k, dtype=np.uint64)
+            return (h1[:, None] + i[None, :] * h2[:, None]) % np.uint64(self.bits)
 
     def add(self, h: np.ndarray) -> None:
         if len(h) == 0:
             return
-        p = self._probes(h).ravel()
-        np.bitwise_or.at(self.words, (p >> np.uint64(6)).astype(np.int64), np.uint64(1) << (p & np.uint64(63)))
+        bits = np.unpackbits(self.words, bitorder="little")
+        bits[self._probes(h).ravel()] = 1
+        self.words = np.packbits(bits, bitorder="little")
         self.count += len(h)
 
     def contains(self, h: np.ndarray) -> np.ndarray:
@@ -91,8 +99,8 @@ class Bloom:
         if len(h) == 0:
             return np.zeros(0, dtype=bool)
         p = self._probes(h)
-        w = self.words[(p >> np.uint64(6)).astype(np.int64)]
-        return ((w >> (p & np.uint64(63))) & np.uint64(1)).astype(bool).all(axis=1)
+        w = self.words[(p >> np.uint64(3)).astype(np.int64)]
+        return ((w >> (p & np.uint64(7)).astype(np.uint8)) & 1).astype(bool).all(axis=1)
 
     @property
     def nbytes(self) -> int:
@@ -301,9 +309,8 @@ class Shard:
             name = f"k{b}_{batch}.npy"
             _save(self.dir / name, merged)
             s.chunks = [name]
-        capacity = int(s.bits * (math.log(2) ** 2) / -math.log(self.fpr))
-        if s.count > capacity:      # grown past its size: rebuild 4 times larger from the exact ids
-            bits, k = bloom_params(4 * s.count, self.fpr)
+        if s.count > bloom_capacity(s.bits, self.fpr):   # grown past its size: rebuild 1.5 times larger
+            bits, k = bloom_params(s.count * 3 // 2, self.fpr)
             bloom = Bloom(bits, k)
             for c in s.chunks:
                 bloom.add(_load(self.dir / c))
