@@ -14,7 +14,7 @@ One hook, called by the engine on a micro-batch's prepared source rows before th
    ids, in the processor's checkpoint under ``headrace/dedup``), so a re-run of the batch after a
    crash makes the same decisions.
 3. The task returns the keys of the dropped records and its statistics; the decisions are kept
-   on the executors (``localCheckpoint``), the statistics (one row per shard) come to the driver,
+   on the executors (persisted for the batch), the statistics (one row per shard) come to the driver,
    and the batch continues on its rows minus the dropped ones (a broadcast anti-join that keeps
    the rows' order).
 
@@ -63,6 +63,7 @@ class Dedup:
         m = json.loads(meta.read_text())
         self.shards, self.buckets, self.fpr = int(m["shards"]), int(m["buckets"]), float(m["fpr"])
         self._id = None
+        self._verdict = None       # the previous batch's decisions, released at the next batch
 
     def apply(self, src: DataFrame, batch_id: int, watermark: int | None, counters: dict, env: Any) -> DataFrame:
         """``src`` (prepared rows) minus the duplicates; ``counters`` gain the batch's statistics."""
@@ -85,7 +86,11 @@ class Dedup:
                 .select("partition", "offset", "_arr", "_et", "_dh")
                 .repartition(self.shards, "_dh").sortWithinPartitions("_arr", "partition", "offset"))
         decide = _decider(str(self.root), batch_id, watermark, self.spec.horizon.ms, self.buckets, self.fpr)
-        verdict = cand.mapInArrow(decide, "partition string, offset bigint, stats string").localCheckpoint(eager=True)
+        if self._verdict is not None:
+            self._verdict.unpersist()
+        # kept on the executors for the batch; should a block be lost, recomputing it reads the
+        # same catalog version and decides the same (the files it rewrites are identical)
+        verdict = self._verdict = cand.mapInArrow(decide, "partition string, offset bigint, stats string").persist()
         for r in verdict.filter(F.col("stats").isNotNull()).select("stats").collect():
             st = json.loads(r["stats"])
             for k in STAT_KEYS:

@@ -55,3 +55,15 @@ def test_guarantee_is_per_processor_and_validated():
     with pytest.raises(PipelineError) as info:
         parse_pipeline({"pipeline": src({"idField": "$m", "horizon": H}), "options": {"guarantee": "once"}})
     assert info.value.code == "BAD_VALUE" and info.value.where.path == "options.guarantee"
+
+
+def test_modify_with_resume_refuses_a_changed_dedup_id_or_horizon_and_allows_adding_it():
+    from headrace.instance.compat import incompatibilities
+
+    a = parse_pipeline(src({"idField": "$m", "horizon": H}))
+    b = parse_pipeline(src({"idField": "$n", "horizon": {"size": 1, "unit": "hour"}}))
+    plain = parse_pipeline([{"$source": {"connectionName": "s", "stream": "x"}}])
+    got = incompatibilities(a, b)
+    assert [r["field"] for r in got] == ["$source.dedup.idField", "$source.dedup.horizon"]
+    assert {r["code"] for r in got} == {"DEDUP_CHANGED"}
+    assert incompatibilities(plain, a) == [] and incompatibilities(a, plain) == []
