@@ -182,7 +182,7 @@ def catalog_part(args: argparse.Namespace, out: list[str]) -> None:
     out.append(f"\n## Catalog ({args.ids} ids in the horizon, {shards} shards, {defaults.DEDUP_BUCKETS} buckets, "
                f"target false-positive rate {defaults.DEDUP_BLOOM_FPR})\n")
     out.append(f"- ids held: {size}; catalog memory (ids + Bloom filters): {mem / 2**20:.1f} MiB; "
-               f"files on disk (the kept versions): {disk / 2**20:.1f} MiB (all kept versions)")
+               f"files on disk (the kept versions): {disk / 2**20:.1f} MiB")
     out.append(f"- Bloom false-positive rate on 1,000,000 new ids: {fp / checked:.4%} ({fp} look-ups of exact ids); "
                f"wrongly dropped: {dropped}")
     out.append(f"- filling: {t_fill:.1f} s ({args.ids / t_fill:,.0f} ids/s, batches of {per} over {shards} shards); "

@@ -28,7 +28,8 @@ version and writes the same files, so a replayed batch makes the same decisions.
 
 Exactness: the catalog keeps 64-bit hashes, so two different ids collide with probability about
 ``n^2 / 2^65`` (``n`` ids in the horizon: 10 million ids, about 3 in a million). Memory: 8 bytes
-per id plus about 1.2 bytes per id of Bloom filter at a 1% false-positive rate.
+per id plus about 1.7-2.6 bytes per id of Bloom filters (a look-up checks every live bucket, so
+each bucket's filter is sized for the target rate divided by the number of buckets).
 
 Nothing here imports pyspark: it runs in the executor's Python worker (numpy, one call per
 batch of records, never per record) and in unit tests.
@@ -185,10 +186,12 @@ class Shard:
     """One shard of the catalog under ``root/<shard>`` (see the module docstring)."""
 
     def __init__(self, root: str | Path, shard: int, horizon_ms: int, buckets: int, fpr: float):
+        """``fpr``: the target false-positive rate of a look-up, which checks every live bucket:
+        each bucket's filter is sized for ``fpr / buckets``."""
         self.dir = Path(root) / str(shard)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.horizon, self.width = horizon_ms, max(1, horizon_ms // buckets)
-        self.fpr = fpr
+        self.fpr = fpr / buckets
         self.capacity0 = 4096
 
     # -- versions
