@@ -7,7 +7,9 @@ clean-up. Points: ``after_dedup`` (the de-duplication catalog's version for the 
 written, nothing else), ``pg_in_txn`` (inside the PostgreSQL sink's transaction, documents
 written, not committed), ``after_sink`` (sink and DLQ written, engine state not),
 ``after_state`` (engine state written, Spark's commit log not). Works on executors too (the
-environment is inherited by the Spark JVM and its Python workers).
+environment is inherited by the Spark JVM and its Python workers): set ``HEADRACE_CRASH_PGID``
+to the processor's process group before Spark starts, since Spark's Python daemon puts its
+workers in a process group of their own.
 """
 from __future__ import annotations
 
@@ -28,7 +30,12 @@ def maybe_crash(point: str, batch: int | None) -> None:
             f.write(f"{point}:{batch}\n")
             f.flush()
             os.fsync(f.fileno())
-    try:
-        os.killpg(os.getpgid(0), signal.SIGKILL)
-    finally:
-        os.kill(os.getpid(), signal.SIGKILL)
+    # the processor's group (set by the process that started the processor), then our own: the
+    # Python daemon of Spark puts its workers in a group of their own
+    for pg in (os.environ.get("HEADRACE_CRASH_PGID"), os.getpgid(0)):
+        try:
+            if pg:
+                os.killpg(int(pg), signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, ValueError):
+            pass
+    os.kill(os.getpid(), signal.SIGKILL)

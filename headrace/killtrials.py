@@ -133,6 +133,7 @@ def child_main(argv: list[str]) -> int:
 
     w = Workload.from_json(argv[0])
     total = int(argv[1])
+    os.environ["HEADRACE_CRASH_PGID"] = str(os.getpgid(0))    # before Spark starts: its workers inherit it
     reg = load_registry(w.connections, w.root / "hr")
     procs = [Processor(parse_pipeline(p), RunOptions(name=name, checkpoint=w.checkpoint(name), registry=reg))
              for name, p in w.pipelines().items()]
@@ -206,11 +207,27 @@ def run_trials(w: Workload, total: int, kills: int, seed: int = 1, max_runs: int
 
 
 def _reap_group(pgid: int) -> None:
-    """Kill what is left of a child's process group (Spark JVM, Python workers)."""
+    """Kill what is left of a child's process group (Spark JVM), and the Python daemons whose
+    group leader's parent was in it (Spark's Python workers live in a group of their own)."""
+    daemons = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            env = (d / "environ").read_bytes()
+        except OSError:
+            continue
+        if f"HEADRACE_CRASH_PGID={pgid}".encode() in env.split(b"\0"):
+            daemons.append(int(d.name))
     try:
         os.killpg(pgid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+    for pid in daemons:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def check(w: Workload) -> dict:
