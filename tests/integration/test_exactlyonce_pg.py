@@ -1,8 +1,8 @@
 """Exactly-once on a real PostgreSQL server: the fenced sink transaction, crashes between the
 sink's commit and Spark's (in both orders), and kill -9 trials.
 
-Kill trials: ``HEADRACE_KILL_TRIALS=N`` sets how many SIGKILLs to try (default 3 under ``CI``
-or by default, about 1-2 minutes; 200 for a long run outside CI)."""
+Kill trials: ``HEADRACE_KILL_TRIALS=N`` sets how many SIGKILLs to try (default 3, the short run
+for CI; 200 for a long run outside CI). Each restart starts a Spark JVM."""
 from __future__ import annotations
 
 import os
