@@ -2,7 +2,8 @@
 
 ``modify(pipeline, resumeFromCheckpoint=True)`` is refused with every reason the saved state
 cannot follow: the source (connection, stream, inline documents, replay, ``timeField``,
-source config) changed; a window was added or removed; its kind, interval, hop, gap, offset,
+source config) changed; ``$source.dedup``'s ``idField`` or ``horizon`` changed (adding or
+removing ``dedup`` is allowed: it starts from an empty catalog, or drops it); a window was added or removed; its kind, interval, hop, gap, offset,
 boundary, allowed lateness or ``partitionBy`` changed; its ``$group`` key or accumulators
 changed. Stateless stages (before and after the window, and after ``$group`` inside it), the
 sink and the DLQ may change freely.
@@ -50,6 +51,13 @@ def incompatibilities(old: Pipeline, new: Pipeline) -> list[dict]:
     for attr, label in _SOURCE:
         if getattr(old.source, attr) != getattr(new.source, attr):
             why("SOURCE_CHANGED", f"$source.{label}", f"source changed: $source.{label} differs")
+    od, nd = old.source.dedup, new.source.dedup
+    if od is not None and nd is not None:
+        if od.id_field != nd.id_field:
+            why("DEDUP_CHANGED", "$source.dedup.idField", "de-duplication id changed: the catalog holds the old ids")
+        if od.horizon.ms != nd.horizon.ms:
+            why("DEDUP_CHANGED", "$source.dedup.horizon", "de-duplication horizon changed: the catalog's time "
+                                                          "buckets follow the old one")
     ow, nw = old.window, new.window
     if (ow is None) != (nw is None):
         why("WINDOW_CHANGED", "window", "window added" if ow is None else "window removed")

@@ -40,6 +40,7 @@ from pyspark.sql import functions as F
 from .. import ejson
 from ..connections import Registry
 from ..errors import HeadraceError
+from ..faults import maybe_crash
 from ..spec import defaults
 from ..spec.model import Pipeline, WindowSpec
 from ..timing import PLUS_INF, TimeState
@@ -66,7 +67,8 @@ class RunOptions:
     on_dlq: Callback | None = None             # every DLQ document
     trigger_ms: int = defaults.TRIGGER_INTERVAL_MS
     on_batch: Callable[[int, int | None, int | None], None] | None = None  # (batch id, clock, W) after each
-    fault: Callable[[int, str], None] | None = None   # tests: called at phase "after_sink" (may raise)
+    fault: Callable[[int, str], None] | None = None   # tests: called at the phases below (may raise)
+    fault_phases: tuple[str, ...] = ("after_sink",)   # of Processor._phase: after_dedup, after_sink, after_state
     spark_master: str | None = None
 
 
@@ -95,6 +97,7 @@ class Processor:
         self._stopping = False
         self._time_field = None   # the compiled $source.timeField, built at the first batch
         self.sink_stats: dict | None = None   # what the sink reports (a zoned sink: its zones), summed
+        self.dedup = None                     # the $source.dedup hook (runtime/dedup.py), set at start
 
     @property
     def last_checkpoint(self) -> str | None:
@@ -110,7 +113,10 @@ class Processor:
         from .runtime.sources import SourceContext, open_source
         from .session import get_spark
 
+        from .runtime.dedup import make_dedup
+
         spark = get_spark(self.o.spark_master)
+        self.dedup = make_dedup(self.p, self.hdir)
         src = open_source(spark, SourceContext(self.p.source, self.o.registry, self.hdir, self._needs_ticks()))
         self.source_type, self.partitions, self.partitions_fn = src.source_type, src.partitions, src.partitions_fn
         last = self.checkpoints.load()
@@ -242,6 +248,9 @@ class Processor:
         w_prev = ts.watermark
 
         # ``_orig``: the document as the source gave it, for the DLQ entry of a failing stage
+        if self.dedup is not None:    # $source.dedup: duplicates dropped before the stages (runtime/dedup.py)
+            src = self.dedup.apply(src, batch_id, w_prev, counters, env)
+        self._phase("after_dedup", batch_id)
         data = apply_stages(src.filter(F.col("kind") == DATA).withColumn("_orig", F.col("doc")), self.p.before, env)
         if w is None:
             work.add_rows(data)
@@ -264,8 +273,7 @@ class Processor:
                 work.close_processing(PLUS_INF)
             work.gc(ts)
         res = self._write(work, st.jsonl_size)
-        if self.o.fault:
-            self.o.fault(batch_id, "after_sink")
+        self._phase("after_sink", batch_id)
         counters["output"] += res["output"]
         counters["dlq"] += res["dlq"]
         counters["late"] += res["late"]
@@ -276,6 +284,7 @@ class Processor:
             self.sink_stats = stats_add(self.sink_stats, res["sinkStats"])
         st.holding_back = ts.holding_back(now, pit)
         self.checkpoints.save(batch_id, st, prev)
+        self._phase("after_state", batch_id)
         with self._lock:
             self.time = ts
             self.positions = st.positions
@@ -289,6 +298,13 @@ class Processor:
             self.o.on_output(res["outputs"])
         return ended
 
+    def _phase(self, phase: str, batch_id: int) -> None:
+        """Crash injection points (:mod:`headrace.faults`, ``RunOptions.fault``): ``after_dedup``
+        (before the stages and the sink), ``after_sink``, ``after_state`` (before Spark's commit)."""
+        maybe_crash(phase, batch_id)
+        if self.o.fault and phase in self.o.fault_phases:
+            self.o.fault(batch_id, phase)
+
     # ------------------------------------------------------------------ sinks
     def _write(self, work: BatchWork, jsonl_size: int | None) -> dict:
         """Write the batch's outputs and DLQ entries from an executor (:mod:`.runtime.sinks`)."""
@@ -298,7 +314,8 @@ class Processor:
         if not work.pieces:
             return {"output": 0, "dlq": 0, "late": 0, "jsonl_size": jsonl_size}
         info = BatchInfo(name=self.o.name, source_type=self.source_type, multi_partition=len(self.partitions) > 1,
-                         now=work.now, stream_meta=self.p.options.stream_meta, add_ids=self.p.sink is not None)
+                         now=work.now, stream_meta=self.p.options.stream_meta, add_ids=self.p.sink is not None,
+                         batch_id=work.batch_id, run_id=self.checkpoints.run_id, guarantee=self.p.options.guarantee)
         plan = SinkPlan(self.o.registry, self.p.sink, self.p.options.dlq)
         records = work.pieces[0]
         for piece in work.pieces[1:]:
@@ -340,6 +357,12 @@ class Processor:
             }
             if self.sink_stats:
                 out["sink"] = self.sink_stats
+            if self.p.source.dedup is not None:
+                from .runtime.dedup import dedup_stats
+
+                out["dedup"] = dedup_stats(self.counters) if self.p.options.guarantee != "atLeastOnce" \
+                    else {"skipped": "guarantee atLeastOnce"}
+            out["guarantee"] = self.p.options.guarantee
             if self.error:
                 out["error"] = str(self.error)
             return out

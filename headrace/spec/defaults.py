@@ -15,3 +15,8 @@ GUARANTEE = "exactlyOnce"
 MAX_RECORDS_PER_BATCH = 100_000       # sources: cap per micro-batch
 TRIGGER_INTERVAL_MS = 0               # micro-batch trigger (0 = as fast as possible)
 LATE_REASON = "Input document arrived late."
+DEDUP_MIN_HORIZON_MS = 1_000          # $source.dedup.horizon: at least 1 second
+DEDUP_MAX_HORIZON_MS = 30 * 86_400_000  # ... and at most 30 days
+DEDUP_BUCKETS = 8                     # time buckets (one Bloom filter each) per horizon
+DEDUP_SHARDS = 4                      # catalog shards (executor tasks), fixed when a processor first runs
+DEDUP_BLOOM_FPR = 0.01                # target false-positive rate of each bucket's Bloom filter

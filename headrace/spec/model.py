@@ -28,6 +28,15 @@ class ReplaySpec:
 
 
 @dataclass(frozen=True)
+class DedupSpec:
+    """``$source.dedup``: drop a record whose id (``idField``, an expression) was seen within
+    ``horizon`` of event time (system.md section 2; :mod:`headrace.dedup`)."""
+
+    id_field: Any
+    horizon: Duration
+
+
+@dataclass(frozen=True)
 class SourceSpec:
     connection_name: str | None = None
     documents: tuple[Any, ...] | None = None
@@ -41,6 +50,7 @@ class SourceSpec:
     streams: tuple[str, ...] | None = None     # Redis: the stream(s) read (``stream`` is the first)
     db: str | None = None                      # MongoDB change stream: database (None: deployment)
     coll: str | None = None                    # ... and collection (None: the whole database)
+    dedup: DedupSpec | None = None
 
     @property
     def finite(self) -> bool:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from .. import ejson
 from ..errors import NotSupportedYet, PipelineError
 from . import defaults
-from .model import (UNIT_MS, DlqSpec, Duration, EmitSpec, MergeIntoSpec, Options, Pipeline, ReplaySpec, SourceSpec,
+from .model import (UNIT_MS, DedupSpec, DlqSpec, Duration, EmitSpec, MergeIntoSpec, Options, Pipeline, ReplaySpec, SourceSpec,
                     Stage, WindowSpec)
 from .stages import spec_of
 
@@ -29,13 +29,13 @@ NOT_SUPPORTED_YET_STAGES = ("$lookup", "$https", "$setStreamMeta", "$throttle", 
                             "$externalFunction", "$cachedLookup", "$documents", "$indexStats", "$collStats",
                             "$setWindowFields", "$skip", "$listSessions", "$currentOp", "$planCacheStats")
 SOURCE_KEYS = ("connectionName", "documents", "replay", "timeField", "tsFieldName", "partitionIdleTimeout", "stream",
-               "config", "topic", "db", "coll")
+               "config", "topic", "db", "coll", "dedup")
 #: ``$source.config`` keys whose values are strings (Kafka and Redis readers), with allowed values if fixed
 SOURCE_STRING_CONFIG = {"auto_offset_reset": ("earliest", "latest"), "group_id": None, "startAt": None, "field": None,
                         "fullDocument": ("default", "updateLookup", "whenAvailable", "required")}
 #: ``$source.config`` keys of MongoDB change streams with other values (checked by the reader's builder)
 SOURCE_OTHER_CONFIG = ("pipeline", "startAtOperationTime")
-SOURCE_NOT_SUPPORTED_YET = ("dedup", "initialSync", "cursor", "fullDocument", "pipeline",
+SOURCE_NOT_SUPPORTED_YET = ("initialSync", "cursor", "fullDocument", "pipeline",
                             "partitionIdleTimeoutMs", "auto_offset_reset")
 
 
@@ -235,7 +235,8 @@ def parse_source(arg: Any, c: _Ctx) -> SourceSpec:
     coll = _str(d["coll"], c, "coll") if "coll" in d else None
     if coll and not db:
         raise c.err("MISSING_OPTION", "'coll' needs 'db'", "db", expected="a database name", found=sorted(d))
-    return SourceSpec(conn, docs, replay, tf, tsn, pit, stream, dict(config), topics, streams, db, coll)
+    dedup = parse_dedup(d["dedup"], c) if "dedup" in d else None
+    return SourceSpec(conn, docs, replay, tf, tsn, pit, stream, dict(config), topics, streams, db, coll, dedup)
 
 
 def _names(v: Any, c: _Ctx, key: str) -> tuple[str, ...]:
@@ -248,6 +249,34 @@ def _names(v: Any, c: _Ctx, key: str) -> tuple[str, ...]:
     if len(set(out)) != len(out):
         raise c.err("BAD_VALUE", "names repeat", key, found=v)
     return out
+
+
+DEDUP_FORM = '{"idField": <expression, e.g. "$msgId">, "horizon": {"size": <int>, "unit": <unit>}}'
+
+
+def parse_dedup(v: Any, c: _Ctx) -> DedupSpec:
+    """``$source.dedup: {idField, horizon}``. Codes: ``TYPE_MISMATCH`` (not an object),
+    ``UNKNOWN_OPTION``, ``MISSING_OPTION``, ``DEDUP_ID_CONSTANT`` (an ``idField`` that is the same
+    for every record, such as ``"msgId"`` without ``$``), the expression's own codes, the
+    duration's codes, ``DEDUP_HORIZON_RANGE`` (a horizon outside [1 second, 30 days])."""
+    from ..mql.expressions import is_constant
+
+    d = _obj(v, c, "dedup", what=DEDUP_FORM)
+    _keys(d, ("idField", "horizon"), c, "dedup")
+    for k in ("idField", "horizon"):
+        if k not in d:
+            raise c.err("MISSING_OPTION", f"dedup needs '{k}'", "dedup", k, expected=DEDUP_FORM, found=d)
+    idf = d["idField"]
+    _expression(idf, c, "dedup", "idField")
+    if is_constant(idf):
+        hint = f" (a field path starts with '$': \"${idf}\")" if isinstance(idf, str) else ""
+        raise c.err("DEDUP_ID_CONSTANT", "idField is the same for every record" + hint, "dedup", "idField",
+                    expected="an expression over the record, e.g. \"$msgId\"", found=idf)
+    h = parse_duration(d["horizon"], c, "dedup", "horizon")
+    if not defaults.DEDUP_MIN_HORIZON_MS <= h.ms <= defaults.DEDUP_MAX_HORIZON_MS:
+        raise c.err("DEDUP_HORIZON_RANGE", "horizon out of range", "dedup", "horizon",
+                    expected="between 1 second and 30 days", found={"size": h.size, "unit": h.unit})
+    return DedupSpec(idf, h)
 
 
 def _check_replay_docs(docs: tuple, r: ReplaySpec, c: _Ctx) -> None:

@@ -14,7 +14,8 @@ Layout: database ``db`` is the schema ``db``; collection ``coll`` is the table `
     doc    jsonb GENERATED ALWAYS AS (body::jsonb) STORED   -- the same, queryable in SQL
 
 Writes: ``merge_many`` applies ``$merge`` (via :func:`~headrace.store.base.apply_merge`) to a
-batch in one transaction; matching uses ``_id`` or the ``on`` fields (compared as canonical
+batch in one transaction; ``merge_fenced`` does the same and, in that transaction, records the
+micro-batch in the fence table (exactly once, see :class:`Fence`); matching uses ``_id`` or the ``on`` fields (compared as canonical
 Extended JSON). Documents PostgreSQL cannot store (text with NUL characters) or that cannot be
 represented in Extended JSON are per-document errors; nothing else in the batch is affected.
 Server and connection failures raise ``psycopg.OperationalError`` (the batch is rolled back,
@@ -23,10 +24,12 @@ per-store pool; a broken connection is discarded, so the next call reconnects.
 """
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import psycopg
@@ -38,6 +41,8 @@ from ..errors import ConfigError
 from .base import Collection, MergeSpec, WriteResult, apply_merge, id_key, on_key
 
 PAGE = 1000
+FENCE_SCHEMA = "_headrace"          # the fence table lives here, beside the collections
+FENCE_KEEP = 1000                   # fence rows kept per (processor, run, target): older batches never replay
 STALE_AFTER_S = 5.0
 _NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
@@ -127,6 +132,19 @@ class PostgresStore:
         with self.connect(max(1, int(timeout_s + 0.999))) as c:
             c.execute("SELECT 1")
 
+    def ensure_fence(self, conn: psycopg.Connection) -> None:
+        """Create the fence table (``_headrace.fence``) once per store."""
+        if (FENCE_SCHEMA, "fence") in self._ensured:
+            return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('headrace:_headrace.fence'))")
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {FENCE_SCHEMA}")
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {FENCE_SCHEMA}.fence (processor text NOT NULL, "
+                         "run_id text NOT NULL, target text NOT NULL, batch_id bigint NOT NULL, part int NOT NULL, "
+                         "result text, committed_at timestamptz NOT NULL DEFAULT now(), "
+                         "PRIMARY KEY (processor, run_id, target, batch_id, part))")
+        self._ensured.add((FENCE_SCHEMA, "fence"))
+
     def collection(self, db: str, coll: str) -> "PostgresCollection":
         return PostgresCollection(self, db, coll)
 
@@ -134,7 +152,7 @@ class PostgresStore:
         with self.connection() as c:
             rows = c.execute(
                 "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' "
-                "AND nspname NOT IN ('information_schema', 'public') ORDER BY 1").fetchall()
+                "AND nspname NOT IN ('information_schema', 'public', %s) ORDER BY 1", (FENCE_SCHEMA,)).fetchall()
         return [r[0] for r in rows]
 
     def collections(self, db: str) -> list[str]:
@@ -200,6 +218,33 @@ def open_collection(registry: Registry, conn: Connection, db: str, coll: str) ->
         raise ConfigError(f"connection {conn.name!r}: dsn: cannot reach PostgreSQL at {store.describe()}: "
                           f"{str(exc).strip()}", code="POSTGRES_UNREACHABLE") from exc
     return c
+
+
+@dataclass(frozen=True)
+class Fence:
+    """Which micro-batch a fenced write belongs to: the row of ``_headrace.fence``.
+
+    ``processor`` (its name), ``run_id`` (the checkpoint's identity: a processor dropped and
+    created again under the same name starts a new run whose batch ids start again at 0),
+    ``batch_id``, ``part`` (the writing task within the batch, for parallel writes). The
+    target collection is part of the key too."""
+
+    processor: str
+    run_id: str
+    batch_id: int
+    part: int = 0
+
+
+def _result_json(r: WriteResult) -> str:
+    return json.dumps({"inserted": r.inserted, "replaced": r.replaced, "merged": r.merged, "kept": r.kept,
+                       "discarded": r.discarded, "errors": [list(e) for e in r.errors]})
+
+
+def _result_from_json(text: str | None) -> WriteResult:
+    d = json.loads(text or "{}")
+    return WriteResult(inserted=d.get("inserted", 0), replaced=d.get("replaced", 0), merged=d.get("merged", 0),
+                       kept=d.get("kept", 0), discarded=d.get("discarded", 0),
+                       errors=[(int(i), str(m)) for i, m in d.get("errors", [])])
 
 
 class PostgresCollection(Collection):
@@ -277,6 +322,43 @@ class PostgresCollection(Collection):
     def merge_many(self, docs: Sequence[dict], spec: MergeSpec) -> WriteResult:
         """Apply ``$merge`` to each document in order, in one transaction."""
         return self._run(lambda c: self._merge(c, list(docs), spec))
+
+    def merge_fenced(self, docs: Sequence[dict], spec: MergeSpec, fence: Fence) -> tuple[WriteResult, bool]:
+        """``$merge`` the batch's documents and record the batch in the fence table, in ONE
+        transaction; returns ``(result, replayed)``.
+
+        The fence row ``(processor, run_id, target, batch_id, part)`` is inserted first; if it is
+        already there, the batch was committed before (a replay after a crash between this
+        commit and the checkpoint's): nothing is written and the result stored with the row is
+        returned, so the replay reports the same refused documents (which go to the DLQ again,
+        idempotently). A crash before the commit rolls everything back, fence row included. Two
+        attempts running at once serialize on the fence row's key. Fence rows older than
+        :data:`FENCE_KEEP` batches of the same run and target are removed in the same
+        transaction."""
+        docs = list(docs)
+        target = f"{self.db}.{self.name}"
+        key = (fence.processor, fence.run_id, target, fence.batch_id, fence.part)
+
+        def go(c: psycopg.Connection) -> tuple[WriteResult, bool]:
+            self.store.ensure_fence(c)
+            with c.transaction():
+                got = c.execute(f"INSERT INTO {FENCE_SCHEMA}.fence (processor, run_id, target, batch_id, part) "
+                                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1", key).fetchone()
+                if got is None:
+                    row = c.execute(f"SELECT result FROM {FENCE_SCHEMA}.fence WHERE processor = %s AND run_id = %s "
+                                    "AND target = %s AND batch_id = %s AND part = %s", key).fetchone()
+                    return _result_from_json(row[0] if row else None), True
+                res = self._merge(c, docs, spec)
+                from ..faults import maybe_crash
+
+                maybe_crash("pg_in_txn", fence.batch_id)
+                c.execute(f"UPDATE {FENCE_SCHEMA}.fence SET result = %s WHERE processor = %s AND run_id = %s "
+                          "AND target = %s AND batch_id = %s AND part = %s", (_result_json(res), *key))
+                c.execute(f"DELETE FROM {FENCE_SCHEMA}.fence WHERE processor = %s AND run_id = %s AND target = %s "
+                          "AND batch_id < %s", (*key[:3], fence.batch_id - FENCE_KEEP))
+                return res, False
+
+        return self._run(go)
 
     def _merge(self, c: psycopg.Connection, docs: list[dict], spec: MergeSpec) -> WriteResult:
         res = WriteResult()

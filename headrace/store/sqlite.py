@@ -1,4 +1,9 @@
-"""SQLite backend: one file per database, one table per collection, WAL mode for concurrent use."""
+"""SQLite backend: one file per database, one table per collection, WAL mode for concurrent use.
+
+As a sink (and DLQ) it is exactly-once by idempotence: the engine's documents carry
+deterministic ``_id``s, so a micro-batch replayed after a crash ``$merge``s the same documents
+onto themselves (``merge_many`` is one transaction per batch; WAL commits survive a process
+crash)."""
 from __future__ import annotations
 
 import os

@@ -1,6 +1,9 @@
 """A collection on a ``zoned`` connection: broadcast reads with de-duplication, trim, status.
 
 Writes go through the connection's :class:`~headrace.zones.router.ZoneRouter` (failover).
+As a sink it is exactly-once by idempotence: a replayed micro-batch writes the same documents
+with the same deterministic ``_id``s into the same zones; a write that timed out but succeeded
+may leave a copy in a second zone, which reads resolve as below.
 
 Reads broadcast to every zone (a document may be in any zone after a failover) and resolve:
 

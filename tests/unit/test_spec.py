@@ -64,7 +64,7 @@ def test_refusals(stages, code, path):
 def test_not_supported_yet_is_not_unknown():
     e = err([SRC, {"$lookup": {"from": "x"}}])
     assert isinstance(e, NotSupportedYet) and e.code == "STAGE_NOT_SUPPORTED_YET" and "not supported yet" in str(e)
-    e = err([{"$source": {"connectionName": "k", "dedup": {"idField": "id"}}}])
+    e = err([{"$source": {"connectionName": "k", "initialSync": {"enable": True}}}])
     assert e.code == "OPTION_NOT_SUPPORTED_YET"
 
 

@@ -50,6 +50,9 @@ class BatchInfo:
     now: int                    # the batch instant (ms): dlqTime and DLQ ``_id`` time
     stream_meta: bool           # add ``_stream_meta`` to outputs
     add_ids: bool               # add a deterministic ``_id`` to outputs without one (a sink exists)
+    batch_id: int | None = None  # the micro-batch (transactional sinks fence on it)
+    run_id: str | None = None    # the checkpoint's identity (a processor dropped and re-created has a new one)
+    guarantee: str = defaults.GUARANTEE   # "atLeastOnce": sinks skip the transactional commit work
 
     def source_meta(self, partition: str | None, offset: int | None) -> dict:
         m: dict[str, Any] = {"type": self.source_type}

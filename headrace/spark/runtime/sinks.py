@@ -6,9 +6,14 @@ writes them and returns a small summary to the driver (counts, the JSON-lines fi
 error). Documents come back to the driver only when asked (``collect``: the printing of an
 ephemeral run, ``headrace.testing``, ``sample()``).
 
-Exactly once: a replayed batch writes the same documents with the same ``_id``s. Store,
-PostgreSQL and zoned sinks and the DLQ upsert by ``_id`` (``$merge`` with ``on: _id`` for the
-DLQ); the JSON-lines sink is cut back to its size after the previous batch before appending.
+Exactly once: a replayed batch writes the same documents with the same ``_id``s. PostgreSQL
+writes the batch's documents and its fence row (processor, run, target, batch, task) in one
+transaction, so a replayed batch is a no-op there (:meth:`~headrace.store.postgres.PostgresCollection.merge_fenced`);
+the store and zoned sinks and the DLQ are idempotent by deterministic ``_id`` (``$merge`` matches
+the same documents again; the DLQ upserts with ``on: _id``); the JSON-lines sink is cut back to
+its size after the previous batch before appending, and fsynced. Under ``guarantee:
+"atLeastOnce"`` the fence and the JSON-lines truncation and fsync are skipped (duplicates are
+possible after a crash). README.md has the table of each sink's guarantee.
 
 Error policy (one for every sink): a document the sink refuses (``$merge`` ``fail``, a zone
 that cannot take it...) goes to the DLQ with the sink's reason; a write that fails as a whole,
@@ -41,9 +46,9 @@ class SinkPlan:
         sink_stats = None
         if sink is not None and outputs:
             if isinstance(sink, EmitSpec) and sink.path:
-                jsonl_size = _append_lines(Path(sink.path), outputs, jsonl_size)
+                jsonl_size = _append_lines(Path(sink.path), outputs, jsonl_size, info.guarantee != "atLeastOnce")
             else:
-                refused, sink_stats = self._merge(outputs)
+                refused, sink_stats = self._merge(outputs, info)
                 if refused:
                     op = "$merge" if isinstance(sink, MergeIntoSpec) else "$emit"
                     for i, reason in refused:
@@ -63,7 +68,7 @@ class SinkPlan:
         return {"output": len(outputs), "dlq": len(dlq), "jsonl_size": jsonl_size, "outputs": outputs,
                 "sinkStats": sink_stats}
 
-    def _merge(self, outputs: list[dict]) -> tuple[list[tuple[int, str]], dict | None]:
+    def _merge(self, outputs: list[dict], info: BatchInfo | None = None) -> tuple[list[tuple[int, str]], dict | None]:
         """``$merge`` the outputs; returns the refused ones and, for a sink that keeps statistics
         (a zoned connection's zones), what this write added to them."""
         from ...collections import open_collection
@@ -76,8 +81,29 @@ class SinkPlan:
             spec = MergeSpec(on=("_id",), when_matched="replace")
         coll = open_collection(self.registry, s.connection_name, str(s.db), str(s.coll))
         before = coll.stats() if hasattr(coll, "stats") else None
-        errors = coll.merge_many(outputs, spec).errors
+        fence = _fence(info) if hasattr(coll, "merge_fenced") else None
+        if fence is not None:     # PostgreSQL: documents and the batch's fence row in one transaction
+            errors = coll.merge_fenced(outputs, spec, fence)[0].errors
+        else:
+            errors = coll.merge_many(outputs, spec).errors
         return errors, (None if before is None else stats_delta(before, coll.stats()))
+
+
+def _fence(info: BatchInfo | None):
+    """The fence of this write (exactly once, batch known); the task's partition is the part."""
+    if info is None or info.batch_id is None or info.run_id is None or info.guarantee == "atLeastOnce":
+        return None
+    from ...store.postgres import Fence
+
+    part = 0
+    try:
+        from pyspark import TaskContext
+
+        tc = TaskContext.get()
+        part = tc.partitionId() if tc is not None else 0
+    except ImportError:
+        pass
+    return Fence(info.name, info.run_id, info.batch_id, part)
 
 
 def stats_delta(before: Any, after: Any) -> Any:
@@ -104,15 +130,18 @@ class SinkError(Exception):
     """A write that failed as a whole (reported to the driver, which fails the batch)."""
 
 
-def _append_lines(path: Path, docs: list[dict], size: int | None) -> int:
+def _append_lines(path: Path, docs: list[dict], size: int | None, exactly_once: bool = True) -> int:
+    """Append to a JSON-lines file. Exactly once: cut back to ``size`` (the file after the previous
+    batch) first, so a replayed batch replaces what a crashed attempt appended, and fsync."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as f:
-        if size is not None:
+        if size is not None and exactly_once:
             f.truncate(size)
         f.seek(0, os.SEEK_END)
         f.write("".join(ejson.dumps(d) + "\n" for d in docs).encode())
         f.flush()
-        os.fsync(f.fileno())
+        if exactly_once:
+            os.fsync(f.fileno())
         return f.tell()
 
 

@@ -78,6 +78,14 @@ class Checkpoint:
         self.meta.mkdir(parents=True, exist_ok=True)
         self.state.mkdir(parents=True, exist_ok=True)
         self.last_saved: str | None = None      # wall-clock instant of the last save (ISO)
+        ident = self.dir / "run_id"
+        if not ident.exists():    # this checkpoint's identity: transactional sinks fence on it
+            import uuid
+
+            tmp = self.dir / ".run_id.tmp"
+            tmp.write_text(uuid.uuid4().hex)
+            tmp.replace(ident)
+        self.run_id = ident.read_text().strip()
 
     def _latest(self, below: int | None) -> Path | None:
         best = None
