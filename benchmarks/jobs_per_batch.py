@@ -63,7 +63,9 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             proc = start(run, name="jobs", checkpoint=tmp, on_output=lambda d: None)
             stats = proc.run()
-            tracker = proc.query.sparkSession.sparkContext.statusTracker()
+            from headrace.spark.session import get_spark
+
+            tracker = get_spark().sparkContext.statusTracker()
             jobs = tracker.getJobIdsForGroup(str(proc.query.runId))
         n = stats["batches"]
         print(f"{name}: {len(jobs)} jobs over {n} micro-batches = {len(jobs) / max(1, n):.1f} per batch", flush=True)
