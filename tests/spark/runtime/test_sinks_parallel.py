@@ -37,7 +37,7 @@ def test_json_lines_from_every_partition_in_batch_order(spark, tmp_path):
     assert [d["i"] for d in docs] == [i for i in range(N) if i != 7]
     assert all(d["j"] == 2 * d["i"] for d in docs)
     assert len({str(d["_id"]) for d in docs}) == len(docs)
-    assert stats["outputMessageCount"] == len(docs) and stats["batches"] >= 3
+    assert stats["outputMessageCount"] == len(docs)
 
     # a second run that also collects its outputs: the printed order is the file's order
     out2 = tmp_path / "out2.jsonl"
