@@ -64,19 +64,14 @@ def generate(n: int) -> Path:
 
 
 def child_headrace(inp: Path, out: Path, n: int, batch: int) -> dict:
-    from headrace.connections import load_registry
+    from headrace.launch import prepare, start
     from headrace.spark.session import get_spark
-    from headrace.spec import parse_pipeline
 
-    get_spark()
-    from headrace.spark.engine import Processor, RunOptions
-
-    home = out / "home"
-    reg = load_registry(home=str(home), extra={"in": {"type": "file", "path": str(inp)}})
     pipe = [{"$source": {"connectionName": "in", "config": {"maxRecordsPerBatch": batch, "parallelism": 2}}},
             {"$match": MATCH}, {"$addFields": ADD}, {"$emit": {"path": str(out / "results.jsonl")}}]
-    proc = Processor(parse_pipeline({"pipeline": pipe}),
-                     RunOptions(name="stateless", checkpoint=out / "ckpt", registry=reg, trigger_ms=0))
+    run = prepare(pipe, home=out / "home", extra_connections={"in": {"type": "file", "path": str(inp)}})
+    get_spark()
+    proc = start(run, name="stateless", checkpoint=out / "ckpt", trigger_ms=0)
     up = time.time()
     stats = proc.run(max_input=n, duration_s=3600)
     done = time.time()

@@ -57,15 +57,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _load(args: argparse.Namespace):
-    from .connections import load_registry
+    from .launch import prepare
     from .spec import load_pipeline_file
 
-    pipeline = load_pipeline_file(args.pipeline)
-    registry = load_registry(getattr(args, "connections", None), getattr(args, "home", None))
-    from .validate import check_connections
-
-    check_connections(pipeline, registry)
-    return pipeline, registry
+    run = prepare(load_pipeline_file(args.pipeline), connections=getattr(args, "connections", None),
+                  home=getattr(args, "home", None))
+    return run.pipeline, run.registry
 
 
 def _print_docs(docs: list[dict]) -> None:
@@ -84,16 +81,13 @@ def _print_dlq(docs: list[dict]) -> None:
 
 
 def cmd_process(args: argparse.Namespace) -> int:
+    from .launch import Prepared, start
+
     pipeline, registry = _load(args)  # refuses invalid input before Spark starts
-    from .spark.session import get_spark
-
-    get_spark()  # Column constants need a live session
-    from .spark.engine import Processor, RunOptions
-
     with tempfile.TemporaryDirectory(prefix="headrace-process-") as tmp:
         ckpt = Path(args.checkpoint) if args.checkpoint else Path(tmp)
-        proc = Processor(pipeline, RunOptions(name=Path(args.pipeline).stem, checkpoint=ckpt, registry=registry,
-                                              on_output=_print_docs, on_dlq=_print_dlq))
+        proc = start(Prepared(pipeline, registry), name=Path(args.pipeline).stem, checkpoint=ckpt,
+                     on_output=_print_docs, on_dlq=_print_dlq)
         stats = proc.run(duration_s=args.duration, limit=args.limit)
     if args.stats:
         print(json.dumps(stats, indent=2), file=sys.stderr)

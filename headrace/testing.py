@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .connections import Registry, load_registry
-from .spec import parse_pipeline
+from .connections import Registry
 
 
 @dataclass
@@ -40,10 +39,7 @@ def run_pipeline(pipeline: Any, documents: list | None = None, *, replay: Mappin
                  strip_meta: bool = False, limit: int | None = None, duration: float | None = None,
                  home: "str | Path | None" = None, max_input: int | None = None) -> Result:
     """Validate and run ``pipeline`` to completion on the shared local Spark session."""
-    from .spark.session import get_spark
-
-    get_spark()  # Column constants need a live session
-    from .spark.engine import Processor, RunOptions
+    from .launch import prepare, start
 
     obj = copy.deepcopy(pipeline)
     if isinstance(obj, dict):
@@ -63,11 +59,8 @@ def run_pipeline(pipeline: Any, documents: list | None = None, *, replay: Mappin
             stages = [{"$source": src}] + stages[1:]
         else:
             stages = [{"$source": src}] + stages
-    parsed = parse_pipeline({"pipeline": stages, "options": opts})
-    reg = registry or load_registry(connections, home)
-    from .validate import check_connections
-
-    check_connections(parsed, reg)
+    run = prepare({"pipeline": stages, "options": opts}, connections=connections, home=home, registry=registry)
+    parsed = run.pipeline
     res = Result()
     with tempfile.TemporaryDirectory(prefix="headrace-test-") as tmp:
         state: dict = {}
@@ -80,8 +73,8 @@ def run_pipeline(pipeline: Any, documents: list | None = None, *, replay: Mappin
             res.outputs.extend(docs)
             res.emitted_at.extend([state.get("now")] * len(docs))
 
-        proc = Processor(parsed, RunOptions(name="test", checkpoint=Path(checkpoint or tmp), registry=reg,
-                                            on_output=on_output, on_dlq=res.dlq.extend, on_batch=on_batch))
+        proc = start(run, name="test", checkpoint=Path(checkpoint or tmp),
+                     on_output=on_output, on_dlq=res.dlq.extend, on_batch=on_batch)
         res.stats = proc.run(duration_s=duration, limit=limit, max_input=max_input)
     if strip_meta:
         ts = parsed.source.ts_field_name

@@ -85,18 +85,14 @@ def _num(v):
 def main() -> None:
     cfg = load_config()
     ev = Events(cfg["events_file"])
-    from headrace.connections import load_registry
+    from headrace.launch import prepare, start
+    from headrace.spark.engine import Processor
     from headrace.spark.session import get_spark
-    from headrace.spec import parse_pipeline
-    from headrace.validate import check_connections
-
-    get_spark()
-    from headrace.spark.engine import Processor, RunOptions
 
     wl = cfg["workload"]
-    reg = load_registry(home=cfg["home"], extra={"in": {"type": "file", "path": cfg["input_file"]}})
-    parsed = parse_pipeline({"pipeline": pipelines(cfg)})
-    check_connections(parsed, reg)
+    run = prepare({"pipeline": pipelines(cfg)}, home=cfg["home"],
+                  extra_connections={"in": {"type": "file", "path": cfg["input_file"]}})
+    get_spark()
     Path(cfg["out_dir"]).mkdir(parents=True, exist_ok=True)
 
     results = Path(cfg["out_dir"]) / "results.jsonl"
@@ -131,9 +127,9 @@ def main() -> None:
             rows.append(r)
         ev.emit("out", t=t, rows=rows)
 
-    proc = Processor(parsed, RunOptions(name=f"bench_{wl}", checkpoint=Path(cfg["checkpoint"]), registry=reg,
-                                        on_output=None if wl == "passthrough" else on_output,
-                                        on_batch=on_batch if wl == "passthrough" else None))
+    proc = start(run, name=f"bench_{wl}", checkpoint=Path(cfg["checkpoint"]),
+                 on_output=None if wl == "passthrough" else on_output,
+                 on_batch=on_batch if wl == "passthrough" else None)
     ev.emit("ready")
 
     def progress(p: Processor) -> None:

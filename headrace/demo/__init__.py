@@ -18,25 +18,21 @@ from .. import ejson
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from ..connections import load_registry
-    from ..spec import parse_pipeline
-    from ..spark.session import get_spark
-
-    get_spark()  # Column constants need a live session
-    from ..spark.engine import Processor, RunOptions
+    from ..launch import prepare, start
+    from ..spark.engine import Processor
     from ..store.sqlite import SQLiteStore
 
     spec = json.loads(resources.files(__package__).joinpath("solar.json").read_text())
     spec["pipeline"][0]["$source"]["config"] = {"rate": args.rate}
-    pipeline = parse_pipeline(spec)
-    registry = load_registry(None, args.home)
+    run = prepare(spec, home=args.home)
+    registry = run.registry
     store_path = registry.store_path("store")
     ckpt = registry.home / "checkpoints" / f"demo-{int(time.time())}"
     print(f"headrace demo: sample_stream_solar ({args.rate:g} docs/s) -> 10 s tumbling windows -> "
           f"store demo.solar_10s, for {args.duration:g} s", flush=True)
     print("starting Spark (local[*]) ...", flush=True)
     started = time.monotonic()
-    proc = Processor(pipeline, RunOptions(name="demo", checkpoint=ckpt, registry=registry, trigger_ms=5000))
+    proc = start(run, name="demo", checkpoint=ckpt, trigger_ms=5000)
 
     def progress(p: Processor) -> None:
         s = p.stats()

@@ -320,7 +320,11 @@ class Processor:
         records = work.pieces[0]
         for piece in work.pieces[1:]:
             records = records.unionByName(piece)
-        res = write_batch(records, plan, info, jsonl_size, collect=bool(self.o.on_output or self.o.on_dlq))
+        # without a window, the batch is one frame whose partitions are in the batch's order:
+        # every partition writes its own documents (:mod:`.runtime.sinks`)
+        res = write_batch(records, plan, info, jsonl_size, collect=bool(self.o.on_output or self.o.on_dlq),
+                          parallel=self.w is None and len(work.pieces) == 1, staging=self.hdir / "sink",
+                          batch_id=work.batch_id)
         if res.get("error"):
             raise ProcessorFailed(f"processor {self.o.name!r}: {res['error']}")
         return res

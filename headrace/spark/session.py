@@ -113,11 +113,12 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              .config("spark.driver.extraJavaOptions", "-Xss32m")
              .config("spark.executor.extraJavaOptions", "-Xss32m")
              .config("spark.sql.adaptive.enabled", "false")
-             # MQL expressions over VARIANT compile to large trees: generated code often exceeds
-             # the JVM's 64 KB method limit, and a failed compile is retried every micro-batch
-             # (~1 s each); interpreted evaluation measured faster for every batch size we tried
-             .config("spark.sql.codegen.wholeStage", "false")
-             .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
+             # generated code, with interpreted evaluation where a (large MQL) expression's code
+             # does not compile: Spark's defaults, stated so a session cannot turn them off
+             .config("spark.sql.codegen.wholeStage", os.environ.get("HEADRACE_CODEGEN", "true"))
+             .config("spark.sql.codegen.factoryMode",
+                     "FALLBACK" if os.environ.get("HEADRACE_CODEGEN", "true") == "true" else "NO_CODEGEN")
+             .config("spark.sql.codegen.fallback", "true")
              .config("spark.sql.analyzer.maxIterations", "1000")
              .config("spark.sql.optimizer.maxIterations", "1000")
              .config("spark.python.worker.reuse", "true")

@@ -1,10 +1,21 @@
-"""Writing a micro-batch from an executor: outputs to the sink, errors to the DLQ.
+"""Writing a micro-batch from the executors: outputs to the sink, errors to the DLQ.
 
-One Spark job per micro-batch: the batch's record rows (:mod:`.records`) are brought to one
-task in the batch's order (a shuffle into one partition, sorted), which builds the documents,
-writes them and returns a small summary to the driver (counts, the JSON-lines file size, an
-error). Documents come back to the driver only when asked (``collect``: the printing of an
-ephemeral run, ``headrace.testing``, ``sample()``).
+The batch's record rows (:mod:`.records`) are turned into documents where they are, per Arrow
+batch, by every partition's task at once (``mapInArrow``); each task writes its documents and
+returns a small summary to the driver (counts, its part's size, an error), which then commits
+the batch by its id. Documents come back to the driver only when asked (``collect``: the
+printing of an ephemeral run, ``headrace.testing``, ``sample()``).
+
+- JSON lines (``$emit`` with a path): each task writes its part to
+  ``<checkpoint>/headrace/sink/<batch>/<partition>.jsonl``; the driver's commit cuts the file
+  back to its size after the previous batch and appends the parts in partition order (a byte
+  copy, no documents parsed), so the file is in the batch's order.
+- Store and PostgreSQL (``$merge``/``$emit`` to a collection): rows are first hash-partitioned
+  by the merge key (``on``; rows without ``_id`` get a unique engine ``_id``, so they spread),
+  so documents that can meet in the target are written by one task, in batch order.
+- Parallel writing needs partitions in the batch's order: the engine asks for it only for
+  stateless pipelines (``parallel``); window outputs, zoned sinks (their statistics are
+  per-write deltas) and collected merges go through one task, sorted (``_write_one``).
 
 Exactly once: a replayed batch writes the same documents with the same ``_id``s. PostgreSQL
 writes the batch's documents and its fence row (processor, run, target, batch, task) in one
@@ -22,6 +33,7 @@ or any DLQ write that fails, fails the micro-batch with a reason naming the targ
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -29,7 +41,7 @@ from typing import Any, Iterator
 from ... import ejson
 from ...connections import Registry
 from ...spec.model import EmitSpec, MergeIntoSpec
-from .records import ORDER, BatchInfo, build
+from .records import ORDER, RECORD_COLUMNS, BatchInfo, build
 
 
 @dataclass(frozen=True)
@@ -67,6 +79,22 @@ class SinkPlan:
                 raise SinkError(f"cannot write to the DLQ {d.connection_name}:{d.db}.{d.coll}: {res.errors[0][1]}")
         return {"output": len(outputs), "dlq": len(dlq), "jsonl_size": jsonl_size, "outputs": outputs,
                 "sinkStats": sink_stats}
+
+    @property
+    def jsonl_path(self) -> Path | None:
+        """The JSON-lines file of an ``$emit`` with a path, else None."""
+        s = self.sink
+        return Path(s.path) if isinstance(s, EmitSpec) and s.path else None
+
+    def parallel_ok(self) -> bool:
+        """Whether tasks may write at once: no sink, JSON lines, or a store/PostgreSQL collection."""
+        if self.sink is None or self.jsonl_path is not None:
+            return True
+        return self.registry.get(self.sink.connection_name).type in ("store", "postgres")
+
+    def merge_on(self) -> tuple[str, ...]:
+        s = self.sink
+        return tuple(s.on) if isinstance(s, MergeIntoSpec) else ("_id",)
 
     def _merge(self, outputs: list[dict], info: BatchInfo | None = None) -> tuple[list[tuple[int, str]], dict | None]:
         """``$merge`` the outputs; returns the refused ones and, for a sink that keeps statistics
@@ -145,20 +173,58 @@ def _append_lines(path: Path, docs: list[dict], size: int | None, exactly_once: 
         return f.tell()
 
 
-def write_batch(records, plan: SinkPlan, info: BatchInfo, jsonl_size: int | None, collect: bool) -> dict:
-    """Build and write a batch's documents on an executor (one job); the summary comes back.
+def write_batch(records, plan: SinkPlan, info: BatchInfo, jsonl_size: int | None, collect: bool,
+                parallel: bool = False, staging: Path | None = None, batch_id: int = 0) -> dict:
+    """Build and write a batch's documents on the executors; the summary comes back.
 
-    ``records`` is a DataFrame of :data:`.records.RECORD_SCHEMA`. Returns ``{"output", "dlq",
-    "late", "jsonl_size", "error", "sinkStats"}`` plus ``"outputs"``/``"dlqDocs"`` (lists of documents) when
-    ``collect``.
+    ``records`` is a DataFrame of :data:`.records.RECORD_SCHEMA`. ``parallel``: its partitions,
+    each sorted, are in the batch's order (see the module docstring); ``staging`` is where
+    JSON-lines parts go. Returns ``{"output", "dlq", "late", "jsonl_size", "error",
+    "sinkStats"}`` plus ``"outputs"``/``"dlqDocs"`` (lists of documents) when ``collect``.
     """
-    ordered = records.repartition(1).sortWithinPartitions(*ORDER)
+    merge = plan.sink is not None and plan.jsonl_path is None
+    if parallel and staging is not None and plan.parallel_ok() and not (collect and merge):
+        return _write_parallel(records, plan, info, jsonl_size, collect, Path(staging) / str(batch_id))
+    return _write_one(records, plan, info, jsonl_size, collect)
 
-    def task(rows: Iterator[Any]) -> Iterator[str]:
-        built = build((r.asDict() for r in rows), info)
+
+def _rows(batches) -> Iterator[dict]:
+    """Record rows of Arrow batches as dicts (``doc`` as a VariantVal)."""
+    from pyspark.sql.types import VariantVal
+
+    for b in batches:
+        for r in b.to_pylist():
+            d = r["doc"]
+            if d is not None:
+                r["doc"] = VariantVal(d["value"], d["metadata"])
+            yield r
+
+
+def _summary_batch(summary: dict):
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_pydict({"s": [ejson.dumps(summary, relaxed=False)]})
+
+
+def _task(plan: SinkPlan, info: BatchInfo, jsonl_size: int | None, collect: bool, part_dir: Path | None):
+    """The function every task runs over its partition's Arrow batches."""
+    def run(batches):
+        built = build(_rows(batches), info)
         summary: dict[str, Any] = {"late": built.late, "error": None}
         try:
-            summary.update(plan.write(built.outputs, built.dlq, info, jsonl_size))
+            if part_dir is not None:      # JSON lines: this task's part; the driver appends the parts
+                from pyspark import TaskContext
+
+                tc = TaskContext.get()
+                pid = tc.partitionId() if tc is not None else 0
+                part = part_dir / f"{pid:06d}.jsonl"
+                if built.outputs:
+                    _append_lines(part, built.outputs, 0)
+                res = SinkPlan(plan.registry, None, plan.dlq).write([], built.dlq, info, None)
+                summary.update(res, output=len(built.outputs), outputs=built.outputs,
+                               part=str(part) if built.outputs else None, pid=pid)
+            else:
+                summary.update(plan.write(built.outputs, built.dlq, info, jsonl_size))
         except Exception as exc:  # noqa: BLE001 - reported to the driver, which fails the batch
             summary.update(output=0, dlq=0, jsonl_size=jsonl_size, error=f"{type(exc).__name__}: {exc}")
             summary["outputs"] = []
@@ -166,10 +232,80 @@ def write_batch(records, plan: SinkPlan, info: BatchInfo, jsonl_size: int | None
         if collect:
             summary["outputs"] = docs
             summary["dlqDocs"] = built.dlq
-        yield ejson.dumps(summary, relaxed=False)
+        yield _summary_batch(summary)
+    return run
 
-    got = ordered.rdd.mapPartitions(task).collect()
+
+def _merge_key(plan: SinkPlan):
+    """The column rows are hash-partitioned by for a merge sink (see the module docstring)."""
+    from pyspark.sql import functions as F
+
+    from .. import values as V
+
+    on = plan.merge_on()
+    unique = F.concat_ws("|", F.col("partition"), F.col("offset").cast("string"), F.col("_o1").cast("string"))
+    vals = [F.to_json(F.try_variant_get(F.col("doc"), V.variant_path(*f.split(".")), "variant")) for f in on]
+    key = F.concat_ws("|", *[F.coalesce(v, F.lit("null")) for v in vals])
+    if on == ("_id",):      # no _id: the engine gives one of its own, unique
+        key = F.when(vals[0].isNotNull(), key).otherwise(unique)
+    return F.when(F.col("_err").isNotNull() | F.col("_missed").isNotNull(), unique).otherwise(key)
+
+
+def _write_parallel(records, plan: SinkPlan, info: BatchInfo, jsonl_size: int | None, collect: bool,
+                    part_dir: Path) -> dict:
+    jsonl = plan.jsonl_path
+    df = records.select(*RECORD_COLUMNS)
+    if plan.sink is not None and jsonl is None:
+        n = max(1, df.sparkSession.sparkContext.defaultParallelism)
+        df = df.repartition(n, _merge_key(plan)).sortWithinPartitions(*ORDER)
+    # else each partition's rows already come in order (``_o1`` grows as its rows are made)
+    if jsonl is not None:
+        shutil.rmtree(part_dir, ignore_errors=True)     # a replay writes its parts again
+        part_dir.mkdir(parents=True, exist_ok=True)
+    got = [ejson.loads(r["s"]) for r in
+           df.mapInArrow(_task(plan, info, jsonl_size, collect, part_dir if jsonl is not None else None),
+                         "s string").collect()]
+    got.sort(key=lambda g: g.get("pid", 0))
+    out: dict[str, Any] = {"output": 0, "dlq": 0, "late": 0, "jsonl_size": jsonl_size, "error": None,
+                           "sinkStats": None}
+    if collect:
+        out["outputs"], out["dlqDocs"] = [], []
+    for g in got:
+        out["output"] += g.get("output", 0)
+        out["dlq"] += g.get("dlq", 0)
+        out["late"] += g.get("late", 0)
+        out["error"] = out["error"] or g.get("error")
+        if g.get("sinkStats"):
+            out["sinkStats"] = stats_add(out["sinkStats"], g["sinkStats"])
+        if collect:
+            out["outputs"] += g.get("outputs", [])
+            out["dlqDocs"] += g.get("dlqDocs", [])
+    if jsonl is not None and not out["error"]:
+        # the commit of batch N: the file as after N-1, then N's parts in partition order
+        out["jsonl_size"] = _commit_parts(jsonl, [Path(g["part"]) for g in got if g.get("part")], jsonl_size)
+        shutil.rmtree(part_dir, ignore_errors=True)
+    return out
+
+
+def _commit_parts(path: Path, parts: list[Path], size: int | None) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as f:
+        if size is not None:
+            f.truncate(size)
+        f.seek(0, os.SEEK_END)
+        for p in parts:
+            with open(p, "rb") as src:
+                shutil.copyfileobj(src, f, 1 << 20)
+        f.flush()
+        os.fsync(f.fileno())
+        return f.tell()
+
+
+def _write_one(records, plan: SinkPlan, info: BatchInfo, jsonl_size: int | None, collect: bool) -> dict:
+    """One task, the rows sorted in the batch's order."""
+    ordered = records.select(*RECORD_COLUMNS).repartition(1).sortWithinPartitions(*ORDER)
+    got = ordered.mapInArrow(_task(plan, info, jsonl_size, collect, None), "s string").collect()
     if not got:  # no records at all: nothing was written
         return {"output": 0, "dlq": 0, "late": 0, "jsonl_size": jsonl_size, "error": None,
                 "outputs": [], "dlqDocs": []}
-    return ejson.loads(got[0])
+    return ejson.loads(got[0]["s"])

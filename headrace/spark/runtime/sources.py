@@ -79,10 +79,19 @@ def _documents(spark, ctx: SourceContext, _conn) -> OpenedSource:
     parts_file = ctx.state_dir / "partitions.json"
     if not path.exists():     # prepared once: a restart replays the same batches
         batches, parts = prepare_batches(s, _dt.datetime.now(_dt.timezone.utc))
-        write_batches(path, batches)
+        write_batches(path, one_batch(batches) if s.replay is None else batches)
         parts_file.write_text(json.dumps(parts))
     df = spark.readStream.format("headrace_documents").option("path", str(path)).load()
     return OpenedSource(df, "replay" if s.replay else "documents", json.loads(parts_file.read_text()))
+
+
+def one_batch(batches: list[dict]) -> list[dict]:
+    """Inline documents without ``replay`` are one micro-batch read at start (time-semantics.md):
+    the end of input travels in that same batch, so a finite run is one micro-batch (``W``
+    becomes +infinity at its end, as it would one empty batch later at the same instant)."""
+    if len(batches) < 2:
+        return batches
+    return [{"arrival": batches[0]["arrival"], "rows": [r for b in batches for r in b["rows"]]}]
 
 
 @source("sample")
