@@ -28,7 +28,8 @@ def new_counters() -> dict[str, int]:
 
 @dataclass
 class StateFile:
-    """Documents one batch added to open windows, and the bounds that say when all are closed."""
+    """What one batch added to open windows (documents, or partial rows per window and group;
+    or a compaction of earlier files), and the bounds that say when all its windows are closed."""
 
     batch: int
     max_t: int          # largest window time (event time, or arrival for processing-time windows)

@@ -85,6 +85,6 @@ def test_state_is_one_row_per_window_and_key(spark, monkeypatch, tmp_path):
                                 on_output=outputs.extend, on_batch=on_batch))
     proc.run()
     assert len(rows_after) >= 40
-    assert max(rows_after[:-1]) <= 3 and rows_after[2] == 3, rows_after
+    assert max(rows_after[:-1]) <= 3 and 3 in rows_after, rows_after
     got = [(d["_id"], d["n"], d["s"]) for d in outputs]
     assert got == [(f"k{j}", len(range(j, 40, 3)), sum(range(j, 40, 3))) for j in range(3)]
