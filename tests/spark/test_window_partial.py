@@ -104,7 +104,7 @@ def expected(spark):
     return _outs([apply_stages(df.filter(F.col("_w.key") == c.name), c.stages) for c, _ in CASES])
 
 
-@pytest.mark.parametrize("batches,compact", [(1, False), (3, False), (4, True)])
+@pytest.mark.parametrize("batches,compact", [(1, False), (3, True)])
 def test_partial_path_equals_document_path(spark, expected, batches, compact):
     assert len(CASES) >= 15, [c.name for c, _ in CASES]
     df = _all_rows(spark)
