@@ -71,6 +71,31 @@ _DEC = "decimal(38,18)"
 
 KeyCtx = Callable[[], Ctx]
 Step = Mapping[str, Callable[[Ref, KeyCtx], Column]]
+PostStep = Mapping[str, Callable[[Ref], Column]]
+
+
+@dataclass(frozen=True)
+class Partial:
+    """How an accumulator keeps one partial aggregate per (window, group) across micro-batches
+    (:mod:`headrace.spark.windows.partial`), with the same result as :attr:`Accumulator.aggs` and
+    :attr:`Accumulator.steps` over all the documents.
+
+    ``aggs``: per micro-batch, over its documents of one (window, group), like
+    :attr:`Accumulator.aggs` (None: those); their names are the partial's columns.
+    ``merge``: local name -> ``fn(ref) -> aggregate column`` over partial rows of one (window,
+    group), for every partial column. Each partial row has ``_seq`` (its first document's) and
+    ``_smax`` (its last document's); rows of different micro-batches never interleave in
+    arrival order, so an order-sensitive merge takes rows in ``_seq`` order.
+    ``post``: projections (``fn(ref) -> column``) applied in turn after ``merge``, making the
+    partial compact again (fold a batch's items into a running state, trim a top-n list); the
+    columns they define that are not partial columns are dropped.
+    ``steps``: the finalisation from a merged and posted partial (None: :attr:`Accumulator.steps`).
+    """
+
+    merge: Mapping[str, Callable[[Ref], Column]]
+    aggs: Mapping[str, Callable[[Ref], Column]] | None = None
+    post: tuple[PostStep, ...] = ()
+    steps: tuple[Step, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +115,8 @@ class Accumulator:
     ``error``: per-document error column of the compiled expression, or None.
     ``check``: ``fn(ref) -> STRING`` (over inputs and derived columns), a per-document error
     of the accumulator itself (e.g. ``$mergeObjects`` of a non-document), or None.
+    ``partial``: how the accumulator is kept incrementally in window state (:class:`Partial`),
+    or None when it is not decomposable.
     """
 
     inputs: Mapping[str, Column]
@@ -98,6 +125,7 @@ class Accumulator:
     error: Column | None = None
     derived: Mapping[str, Callable[[Ref], Column]] = field(default_factory=dict)
     check: Callable[[Ref], Column] | None = None
+    partial: Partial | None = None     # None: not decomposable (the window keeps documents)
 
 
 def _value(fn: Callable[[Ref], Column]) -> tuple[Step, ...]:
@@ -133,6 +161,28 @@ def _cmp(a: Column, b: Column) -> Column:
 def _null_or(v: Column) -> Column:
     """Missing as BSON null."""
     return F.coalesce(v, V.NULL)
+
+
+def _m_sum(name: str) -> Callable[[Ref], Column]:
+    return lambda r: F.sum(r(name))
+
+
+def _m_max(name: str) -> Callable[[Ref], Column]:
+    return lambda r: F.max(r(name))
+
+
+def _m_flat(name: str) -> Callable[[Ref], Column]:
+    """Lists of the partial rows concatenated (their order is restored by ``s`` later)."""
+    return lambda r: F.flatten(F.collect_list(r(name)))
+
+
+def _m_first(name: str) -> Callable[[Ref], Column]:
+    """The value of the earliest partial row."""
+    return lambda r: F.min_by(r(name), F.col("_seq"))
+
+
+def _emptied(name: str) -> Callable[[Ref], Column]:
+    return lambda r: F.slice(r(name), 1, 0)
 
 
 def sort_field_key(doc: Column, path: str, direction: int) -> Column:
@@ -197,9 +247,27 @@ def _dd_add(st: Column, x: Column) -> Column:
     return F.struct(s2.alias("sum"), (t1 + t2).alias("addend"), (st["special"] + x).alias("special"))
 
 
+_DD_ZERO = F.lit(0.0).cast("double")
+
+
+def dd_init() -> Column:
+    """The double-double state before any number: ``{sum, addend, special}``."""
+    return F.struct(_DD_ZERO.alias("sum"), _DD_ZERO.alias("addend"), _DD_ZERO.alias("special"))
+
+
+def dd_finish(st: Column) -> Column:
+    """MongoDB's ``getDouble()`` of a double-double state."""
+    return F.when(F.isnan(st["sum"]), st["special"]).otherwise(st["sum"])
+
+
 def dd_sum(items: Column) -> Column:
     """The double-double sum (DOUBLE, MongoDB's ``getDouble()``) of an array of structs
     ``{l: BIGINT (longs beyond 32 bits), d: DOUBLE (other numbers)}`` in array order."""
+    return dd_finish(dd_fold(dd_init(), items))
+
+
+def dd_fold(init: Column, items: Column) -> Column:
+    """The double-double state after adding ``items`` (as :func:`dd_sum`) to state ``init``."""
     def halves(x: Column) -> Column:
         # addLong: high = x / 2**32 * 2**32 (C++ division truncates toward zero), low = x - high
         fq = F.shiftright(x, 32)
@@ -209,15 +277,17 @@ def dd_sum(items: Column) -> Column:
 
     parts = F.flatten(F.transform(items, lambda e: F.when(e["l"].isNotNull(), halves(e["l"]))
                                   .otherwise(F.array(e["d"]))))
-    zero = F.lit(0.0).cast("double")
-    init = F.struct(zero.alias("sum"), zero.alias("addend"), zero.alias("special"))
-    return F.aggregate(parts, init, _dd_add,
-                       lambda st: F.when(F.isnan(st["sum"]), st["special"]).otherwise(st["sum"]))
+    return F.aggregate(parts, init, _dd_add)
 
 
-def welford(xs: Column) -> Column:
-    """``{n, mean, m2}`` after MongoDB's online variance updates over an array of doubles."""
-    init = F.struct(F.lit(0).cast("bigint").alias("n"), F.lit(0.0).alias("mean"), F.lit(0.0).alias("m2"))
+def welford_init() -> Column:
+    return F.struct(F.lit(0).cast("bigint").alias("n"), F.lit(0.0).alias("mean"), F.lit(0.0).alias("m2"))
+
+
+def welford(xs: Column, init: Column | None = None) -> Column:
+    """``{n, mean, m2}`` after MongoDB's online variance updates over an array of doubles (from
+    state ``init``, by default the empty one)."""
+    init = welford_init() if init is None else init
 
     def step(st, x):
         n = st["n"] + 1
@@ -273,6 +343,28 @@ def _numeric_aggs() -> dict[str, Callable[[Ref], Column]]:
 _DEC_ERR = "decimal result out of range (DECIMAL(38,18))"
 
 
+def _guarded_sum(name: str, flag: str) -> Callable[[Ref], Column]:
+    """Merge of a ``try_sum`` partial: NULL (overflow) when a row that had inputs (``flag``) is NULL."""
+    return lambda r: F.when(F.max(F.coalesce(r(flag), F.lit(False)) & r(name).isNull()), F.lit(None)) \
+        .otherwise(F.try_sum(r(name)))
+
+
+def _numeric_partial(steps: tuple[Step, ...]) -> Partial:
+    """``$sum``/``$avg`` kept incrementally: counts and exact totals merge by addition; the
+    double-double sum is a running state ``dd_st`` onto which each batch's numbers (``dd_items``)
+    are folded in arrival order, exactly as one pass over all the numbers would."""
+    aggs = {**_numeric_aggs(),
+            "has_int": lambda r: F.max(r("t").isin("int", "long")),
+            "dd_st": lambda r: dd_init()}
+    merge = {"n": _m_sum("n"), "has_double": _m_max("has_double"), "has_decimal": _m_max("has_decimal"),
+             "has_int": _m_max("has_int"), "dec_bad": _m_max("dec_bad"),
+             "int_total": _guarded_sum("int_total", "has_int"), "dec_total": _guarded_sum("dec_total", "has_decimal"),
+             "dd_items": _m_flat("dd_items"), "dd_st": _m_first("dd_st")}
+    post = ({"dd_st": lambda r: dd_fold(r("dd_st"), by_seq(r("dd_items"))), "dd_items": _emptied("dd_items")},)
+    final = ({"dd": lambda r, k: dd_finish(r("dd_st"))}, *steps[1:])
+    return Partial(merge, aggs, post, final)
+
+
 def _dd_step(r: Ref, k: KeyCtx) -> Column:
     return F.when(F.size(r("dd_items")) > 0, dd_sum(by_seq(r("dd_items")))).otherwise(F.lit(0.0))
 
@@ -288,7 +380,7 @@ def acc_sum(arg: Any, ctx: Ctx) -> Accumulator:
     if type(arg) is int:  # a constant integer: count * arg, exactly
         return Accumulator({}, {"n": lambda r: F.count(F.lit(1))}, (
             {"total": lambda r, k: r("n").cast("decimal(38,0)") * F.lit(arg).cast("decimal(38,0)")},
-            {"value": lambda r, k: _int_result(r("total"))}))
+            {"value": lambda r, k: _int_result(r("total"))}), partial=Partial({"n": _m_sum("n")}))
 
     num = _numeric_inputs(arg, ctx)
 
@@ -305,7 +397,7 @@ def acc_sum(arg: Any, ctx: Ctx) -> Accumulator:
         return F.when(r("has_decimal") & (r("dec_bad") | r("dec").isNull()), F.lit(_DEC_ERR))
 
     steps = ({"dd": _dd_step}, {"dec": _dec_total_step}, {"value": value, "error": err})
-    return Accumulator(aggs=_numeric_aggs(), steps=steps, **num)
+    return Accumulator(aggs=_numeric_aggs(), steps=steps, partial=_numeric_partial(steps), **num)
 
 
 @accumulator("$avg")
@@ -327,10 +419,10 @@ def acc_avg(arg: Any, ctx: Ctx) -> Accumulator:
         return F.when(r("has_decimal") & (r("n") > 0) & (r("dec_bad") | r("avg").isNull()), F.lit(_DEC_ERR))
 
     steps = ({"dd": _dd_step}, {"dec": _dec_total_step}, {"avg": avg}, {"value": value, "error": err})
-    return Accumulator(aggs=_numeric_aggs(), steps=steps, **num)
+    return Accumulator(aggs=_numeric_aggs(), steps=steps, partial=_numeric_partial(steps), **num)
 
 
-def _doubles_acc(arg: Any, ctx: Ctx, steps: tuple[Step, ...]) -> Accumulator:
+def _doubles_acc(arg: Any, ctx: Ctx, steps: tuple[Step, ...], partial: Partial | None = None) -> Accumulator:
     """Numbers as doubles in arrival order: a first step makes ``xs`` (ARRAY<DOUBLE>)."""
     num = _numeric_inputs(arg, ctx)
 
@@ -338,23 +430,35 @@ def _doubles_acc(arg: Any, ctx: Ctx, steps: tuple[Step, ...]) -> Accumulator:
         return _collect_seq(_tvg(r("v"), "double"), r("t").isin(*_NUMERIC) & _tvg(r("v"), "double").isNotNull())
 
     first = {"xs": lambda r, k: F.transform(by_seq(r("items")), lambda e: e["v"])}
-    return Accumulator(aggs={"items": items}, steps=(first, *steps), **num)
+    if partial is not None:
+        partial = Partial(partial.merge, {"items": items, **(partial.aggs or {})}, partial.post, partial.steps)
+    return Accumulator(aggs={"items": items}, steps=(first, *steps), partial=partial, **num)
+
+
+def _std_dev(arg: Any, ctx: Ctx, least: int) -> Accumulator:
+    """``$stdDevPop`` (``least`` 1) / ``$stdDevSamp`` (2). Incrementally: a running Welford state
+    ``wf`` onto which each batch's numbers are folded in arrival order."""
+    def value(r: Ref, k: KeyCtx) -> Column:
+        st = r("st")
+        return F.when(st["n"] >= least, V.from_double(
+            F.sqrt(st["m2"] / (st["n"] - (least - 1)).cast("double")))).otherwise(V.NULL)
+
+    partial = Partial(
+        {"items": _m_flat("items"), "wf": _m_first("wf")}, {"wf": lambda r: welford_init()},
+        ({"wf": lambda r: welford(F.transform(by_seq(r("items")), lambda e: e["v"]), r("wf")),
+          "items": _emptied("items")},),
+        ({"st": lambda r, k: r("wf")}, {"value": value}))
+    return _doubles_acc(arg, ctx, ({"st": lambda r, k: welford(r("xs"))}, {"value": value}), partial)
 
 
 @accumulator("$stdDevPop")
 def acc_std_dev_pop(arg: Any, ctx: Ctx) -> Accumulator:
-    return _doubles_acc(arg, ctx, (
-        {"st": lambda r, k: welford(r("xs"))},
-        {"value": lambda r, k: F.when(r("st")["n"] > 0, V.from_double(
-            F.sqrt(r("st")["m2"] / r("st")["n"].cast("double")))).otherwise(V.NULL)}))
+    return _std_dev(arg, ctx, 1)
 
 
 @accumulator("$stdDevSamp")
 def acc_std_dev_samp(arg: Any, ctx: Ctx) -> Accumulator:
-    return _doubles_acc(arg, ctx, (
-        {"st": lambda r, k: welford(r("xs"))},
-        {"value": lambda r, k: F.when(r("st")["n"] > 1, V.from_double(
-            F.sqrt(r("st")["m2"] / (r("st")["n"] - 1).cast("double")))).otherwise(V.NULL)}))
+    return _std_dev(arg, ctx, 2)
 
 
 def _discrete_percentile(sorted_xs: Column, p: float) -> Column:
@@ -388,7 +492,8 @@ def acc_median(arg: Any, ctx: Ctx) -> Accumulator:
 
 @accumulator("$count")
 def acc_count(arg: Any, ctx: Ctx) -> Accumulator:
-    return Accumulator({}, {"n": lambda r: F.count(F.lit(1))}, _value(lambda r: V.from_long(r("n"))))
+    return Accumulator({}, {"n": lambda r: F.count(F.lit(1))}, _value(lambda r: V.from_long(r("n"))),
+                       partial=Partial({"n": _m_sum("n")}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -400,11 +505,18 @@ def _min_max(arg: Any, ctx: Ctx, sign: int) -> Accumulator:
     derived = {"k": lambda r: F.when(~V.is_null_or_missing(r("v")), V.sort_key(r("v")))}
     seq = F.col("_seq") if sign < 0 else -F.col("_seq")  # ties: the first arrival wins
 
-    def agg(r: Ref) -> Column:
-        order = F.when(r("k").isNotNull(), F.struct(r("k").alias("k"), seq.alias("s")))
-        return F.min_by(r("v"), order) if sign < 0 else F.max_by(r("v"), order)
+    def order(r: Ref) -> Column:
+        return F.when(r("k").isNotNull(), F.struct(r("k").alias("k"), seq.alias("s")))
 
-    return Accumulator({"v": c.value}, {"m": agg}, _value(lambda r: _null_or(r("m"))), c.error, derived)
+    def agg(r: Ref) -> Column:
+        return F.min_by(r("v"), order(r)) if sign < 0 else F.max_by(r("v"), order(r))
+
+    # incrementally: the winner and its order key ``mk`` per partial row
+    pick, best = (F.min_by, F.min) if sign < 0 else (F.max_by, F.max)
+    partial = Partial({"m": lambda r: pick(r("m"), r("mk")), "mk": lambda r: best(r("mk"))},
+                      {"m": agg, "mk": lambda r: best(order(r))})
+    return Accumulator({"v": c.value}, {"m": agg}, _value(lambda r: _null_or(r("m"))), c.error, derived,
+                       partial=partial)
 
 
 def _first_last(arg: Any, ctx: Ctx, last: bool) -> Accumulator:
@@ -414,7 +526,9 @@ def _first_last(arg: Any, ctx: Ctx, last: bool) -> Accumulator:
         v = _null_or(r("v"))
         return F.max_by(v, F.col("_seq")) if last else F.min_by(v, F.col("_seq"))
 
-    return Accumulator({"v": c.value}, {"x": agg}, _value(lambda r: _null_or(r("x"))), c.error)
+    merge = (lambda r: F.max_by(r("x"), F.col("_smax"))) if last else _m_first("x")
+    return Accumulator({"v": c.value}, {"x": agg}, _value(lambda r: _null_or(r("x"))), c.error,
+                       partial=Partial({"x": merge}))
 
 
 @accumulator("$push")
@@ -422,7 +536,8 @@ def acc_push(arg: Any, ctx: Ctx) -> Accumulator:
     c = _compile(arg, ctx)
     return Accumulator(
         {"v": c.value}, {"xs": lambda r: _collect_seq(r("v"), r("v").isNotNull())},
-        _value(lambda r: V.make_array(F.transform(by_seq(r("xs")), lambda e: e["v"]))), c.error)
+        _value(lambda r: V.make_array(F.transform(by_seq(r("xs")), lambda e: e["v"]))), c.error,
+        partial=Partial({"xs": _m_flat("xs")}))
 
 
 @accumulator("$addToSet")
@@ -437,13 +552,17 @@ def acc_add_to_set(arg: Any, ctx: Ctx) -> Accumulator:
         return F.array_sort(r("xs"), lambda a, b: F.when(a["k"] < b["k"], -1).when(a["k"] > b["k"], 1)
                             .otherwise(_cmp(a["s"], b["s"])))
 
-    def value(r: Ref, k: KeyCtx) -> Column:
-        srt = r("by_key")
-        firsts = F.filter(srt, lambda e, i: (i == 0) | (srt[F.greatest(i - 1, F.lit(0))]["k"] != e["k"]))
-        return V.make_array(F.transform(by_seq(firsts), lambda e: e["v"]))
+    def firsts(srt: Column) -> Column:
+        return F.filter(srt, lambda e, i: (i == 0) | (srt[F.greatest(i - 1, F.lit(0))]["k"] != e["k"]))
 
+    def value(r: Ref, k: KeyCtx) -> Column:
+        return V.make_array(F.transform(by_seq(firsts(r("by_key"))), lambda e: e["v"]))
+
+    # incrementally: the list, compacted to each value's first arrival
+    partial = Partial({"xs": _m_flat("xs")},
+                      post=({"by_key": lambda r: by_key(r, None)}, {"xs": lambda r: firsts(r("by_key"))}))
     return Accumulator({"v": c.value}, {"xs": agg}, ({"by_key": by_key}, {"value": value}), c.error,
-                       {"k": lambda r: V.sort_key(r("v"))})
+                       {"k": lambda r: V.sort_key(r("v"))}, partial=partial)
 
 
 @accumulator("$mergeObjects")
@@ -456,16 +575,24 @@ def acc_merge_objects(arg: Any, ctx: Ctx) -> Accumulator:
         return F.when(bad, F.concat(F.lit("$mergeObjects requires object inputs, but input "), F.to_json(v),
                                     F.lit(" is of type "), V.type_name(v)))
 
-    def value(r: Ref) -> Column:
+    def merged(r: Ref) -> Column:
         maps = F.transform(by_seq(r("xs")), lambda e: e["v"])
         empty = F.create_map().cast("map<string,variant>")
-        merged = F.aggregate(maps, empty, lambda acc, m: F.map_concat(
+        return F.aggregate(maps, empty, lambda acc, m: F.map_concat(
             F.map_filter(acc, lambda key, _x: ~F.array_contains(F.map_keys(m), key)), m))
-        return V.make_object(merged)
+
+    def value(r: Ref) -> Column:
+        return V.make_object(merged(r))
+
+    def compact(r: Ref) -> Column:
+        # merging is associative (a later field moves to the end either way): one merged element
+        one = F.struct(F.array_min(F.transform(r("xs"), lambda e: e["s"])).alias("s"), merged(r).alias("v"))
+        return F.when(F.size(r("xs")) > 1, F.array(one)).otherwise(r("xs"))
 
     return Accumulator({"v": c.value},
                        {"xs": lambda r: _collect_seq(V.object_entries(r("v")), V.is_object(r("v")))},
-                       _value(value), c.error, check=check)
+                       _value(value), c.error, check=check,
+                       partial=Partial({"xs": _m_flat("xs")}, post=({"xs": compact},)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -512,7 +639,17 @@ def _first_last_n(arg: Any, ctx: Ctx, last: bool) -> Accumulator:
         {"part": part},
         {"value": lambda r, k: F.when(r("n").isNotNull(), V.make_array(r("part"))), "error": lambda r, k: r("n_err")},
     )
-    return Accumulator({"v": c.value}, {"xs": lambda r: _collect_seq(_null_or(r("v")))}, steps, c.error)
+    # incrementally: the list, trimmed to the first / last n when n is a constant
+    const = mqlacc.constant_n_of(arg["n"])
+    post: tuple = ()
+    if const is not None:
+        def trim(r: Ref) -> Column:
+            srt, size = by_seq(r("xs")), F.size(r("xs"))
+            take = F.least(F.lit(min(const, 2**31 - 1)), size)
+            return F.slice(srt, (size - take + 1) if last else F.lit(1), take)
+        post = ({"xs": trim},)
+    return Accumulator({"v": c.value}, {"xs": lambda r: _collect_seq(_null_or(r("v")))}, steps, c.error,
+                       partial=Partial({"xs": _m_flat("xs")}, post=post))
 
 
 def _top_bottom(arg: Any, ctx: Ctx, bottom: bool, single: bool) -> Accumulator:
@@ -545,7 +682,17 @@ def _top_bottom(arg: Any, ctx: Ctx, bottom: bool, single: bool) -> Accumulator:
         return F.when(r("n").isNotNull(), v)
 
     steps = (first, *kept, {"value": value, "error": lambda r, k: r("n_err")})
-    return Accumulator(inputs, {"xs": agg}, steps, out.error)
+    # incrementally: the list, trimmed to what the result keeps when n is a constant (for the
+    # bottom n, MongoDB's bounded map fed the kept elements again in arrival order is the same
+    # map, so trimming does not change what later documents do)
+    const = 1 if single else mqlacc.constant_n_of(arg["n"])
+    post: tuple = ()
+    if const is not None:
+        def noctx(steps: tuple) -> tuple:
+            return tuple({n: (lambda r, fn=fn: fn(r, None)) for n, fn in st.items()} for st in steps)
+        post = ({"srt": lambda r: srt(r, None), "n": lambda r: F.lit(min(const, 2**31 - 1))},
+                *noctx(kept), {"xs": lambda r: r("kept")})
+    return Accumulator(inputs, {"xs": agg}, steps, out.error, partial=Partial({"xs": _m_flat("xs")}, post=post))
 
 
 def _bottom_n_steps(dirs: list[int]) -> tuple[Step, ...]:

@@ -26,6 +26,7 @@ already failed (``_err`` not NULL) pass through untouched and take no part in th
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from pyspark.sql import Column, DataFrame, Window
@@ -51,12 +52,23 @@ def _extras(df: DataFrame) -> list[str]:
 # $group
 
 
-def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx]) -> DataFrame:
-    """``$group`` per window (see the module docstring)."""
+@dataclass
+class GroupInputs:
+    """A ``$group`` compiled over a frame of documents (see :func:`group_inputs`)."""
+
+    rows: DataFrame                      # documents that join a group: _gid, _gk and accumulator inputs
+    failed: DataFrame | None             # documents whose _id or accumulator input failed
+    accs: list[tuple[str, str, Any]]     # (field, column prefix, Accumulator)
+    extras: list[str]
+
+
+def group_inputs(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx]) -> GroupInputs:
+    """Evaluate ``_id`` and the accumulators' inputs per document (rows that failed before are
+    left out: the caller passes them on)."""
     from . import accumulators as _acc  # noqa: F401  (registers the accumulators)
     from .expr import compile_expression
 
-    ok, failed = _split(df)
+    ok = df.filter(F.col("_err").isNull())
     extras = _extras(df)
     ctx = ctx_factory(F.col("doc"))
     gid = compile_expression(spec["_id"], ctx.at("$group._id"))
@@ -67,25 +79,22 @@ def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx])
         (op, arg), = acc.items()
         accs.append((name, f"_a{i}_", ACCUMULATORS[op](arg, ctx.at(f"$group.{name}.{op}"))))
 
-    def named(err: Column | None, where: str) -> Column | None:
-        return None if err is None else F.when(err.isNotNull(), F.concat(F.lit(f"$group.{where}: "), err))
-
     cols = [F.col(c) for c in ("_w", "_seq", "doc", *extras)]
     cols += [F.coalesce(gid.value, V.NULL).alias("_gid"),
-             (named(gid.error, "_id") if gid.error is not None else F.lit(None).cast("string")).alias("_gerr")]
+             (_named(gid.error, "_id") if gid.error is not None else F.lit(None).cast("string")).alias("_gerr")]
     for name, pre, a in accs:
         cols += [c.alias(pre + n) for n, c in a.inputs.items()]
         if a.error is not None:
-            cols.append(named(a.error, name).alias(pre + "_error"))
+            cols.append(_named(a.error, name).alias(pre + "_error"))
     rows = ok.select(*cols)
     derived, checks = {}, []
     for name, pre, a in accs:
-        ref = lambda n, pre=pre: F.col(pre + n)  # noqa: E731
+        ref = _ref(pre)
         derived.update({pre + n: fn(ref) for n, fn in a.derived.items()})
         if a.error is not None:
             checks.append(F.col(pre + "_error"))
         if a.check is not None:
-            checks.append(named(a.check(ref), name))
+            checks.append(_named(a.check(ref), name))
     if derived:
         rows = rows.withColumns(derived)
     rows = rows.withColumn("_rerr", first_error(*checks) if checks else F.lit(None).cast("string"))
@@ -101,15 +110,21 @@ def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx])
         rows = rows.filter(doc_err.isNull())
     # groups by MQL equality of _id (sort keys); a constant _id makes one group per window
     gk = F.lit(0) if is_constant(spec["_id"]) else V.sort_key(F.col("_gid"))
-    rows = rows.withColumn("_gk", gk)
+    return GroupInputs(rows.withColumn("_gk", gk), id_failed, accs, extras)
 
-    aggs = [F.min("_seq").alias("_seq"), F.min_by("_gid", "_seq").alias("_id"),
-            F.lit(None).cast("string").alias("_rerr")]
-    aggs += [F.min_by(c, "_seq").alias(c) for c in extras if c != "_op"]
-    for _, pre, a in accs:
-        aggs += [fn(lambda n, pre=pre: F.col(pre + n)).alias(pre + n) for n, fn in a.aggs.items()]
-    grouped = rows.groupBy("_w", "_gk").agg(*aggs)
 
+def _named(err: Column | None, where: str) -> Column | None:
+    return None if err is None else F.when(err.isNotNull(), F.concat(F.lit(f"$group.{where}: "), err))
+
+
+def _ref(pre: str) -> Callable[[str], Column]:
+    return lambda n: F.col(pre + n)
+
+
+def group_finish(grouped: DataFrame, accs: list, extras: list[str], ctx_factory: Callable[[Column], Ctx],
+                 op_type: Any, steps_of: Callable[[Any], tuple] = lambda a: a.steps) -> DataFrame:
+    """The groups' documents from aggregated rows (``_w``, ``_seq``, ``_id``, ``_rerr``, the
+    accumulators' aggregates and the extra columns), through each accumulator's ``steps_of``."""
     # n of $topN & co. is evaluated against the group key: _id when it is a document, else {}
     used_key = []
 
@@ -118,12 +133,12 @@ def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx])
         return ctx_factory(F.col("_kroot")).at("$group")
 
     steps = []
-    for i in range(max((len(a.steps) for _, _, a in accs), default=0)):
+    for i in range(max((len(steps_of(a)) for _, _, a in accs), default=0)):
         cols = {}
         for _, pre, a in accs:
-            if i < len(a.steps):
-                ref = lambda n, pre=pre: F.col(pre + n)  # noqa: E731
-                cols.update({pre + n: fn(ref, key_ctx) for n, fn in a.steps[i].items()})
+            if i < len(steps_of(a)):
+                ref = _ref(pre)
+                cols.update({pre + n: fn(ref, key_ctx) for n, fn in steps_of(a)[i].items()})
         steps.append(cols)
     if used_key:
         grouped = grouped.withColumn("_kroot", F.when(V.is_object(F.col("_id")), F.col("_id"))
@@ -134,20 +149,32 @@ def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx])
     values, errors = [("_id", F.col("_id"))], [F.col("_rerr")]
     for name, pre, a in accs:
         values.append((name, F.col(pre + "value")))
-        if "error" in a.steps[-1]:
-            errors.append(named(F.col(pre + "error"), name))
+        if "error" in steps_of(a)[-1]:
+            errors.append(_named(F.col(pre + "error"), name))
     grouped = grouped.withColumn("_ferr", F.coalesce(*errors) if len(errors) > 1 else errors[0])
     out_cols = [F.col("_w"), F.col("_seq"), V.make_object(values).alias("doc"), F.col("_ferr").alias("_err")]
     for c in extras:
         if c == "_op":
-            out_cols.append(F.when(F.col("_ferr").isNotNull(), F.lit("$group"))
-                            .cast(df.schema["_op"].dataType).alias("_op"))
+            out_cols.append(F.when(F.col("_ferr").isNotNull(), F.lit("$group")).cast(op_type).alias("_op"))
         else:
             out_cols.append(F.col(c))
-    out = grouped.select(*out_cols)
-    if id_failed is not None:
-        out = out.unionByName(id_failed)
-    return out.unionByName(failed)
+    return grouped.select(*out_cols)
+
+
+def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx]) -> DataFrame:
+    """``$group`` per window (see the module docstring)."""
+    g = group_inputs(df, spec, ctx_factory)
+    aggs = [F.min("_seq").alias("_seq"), F.min_by("_gid", "_seq").alias("_id"),
+            F.lit(None).cast("string").alias("_rerr")]
+    aggs += [F.min_by(c, "_seq").alias(c) for c in g.extras if c != "_op"]
+    for _, pre, a in g.accs:
+        aggs += [fn(_ref(pre)).alias(pre + n) for n, fn in a.aggs.items()]
+    grouped = g.rows.groupBy("_w", "_gk").agg(*aggs)
+    op_type = df.schema["_op"].dataType if "_op" in g.extras else None
+    out = group_finish(grouped, g.accs, g.extras, ctx_factory, op_type)
+    if g.failed is not None:
+        out = out.unionByName(g.failed)
+    return out.unionByName(df.filter(F.col("_err").isNotNull()))
 
 
 # ---------------------------------------------------------------------------------------------

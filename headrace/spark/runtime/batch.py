@@ -18,8 +18,10 @@ from ...spec.model import WindowSpec
 from ...timing import PLUS_INF, TimeState, idle_timer_due, last_window_end
 from ..stages import Env
 from ..windows import Window3, window_kind
+from ..windows import partial as P
 from ..windows.pipeline import run_window_pipeline
 from .records import RECORD_SCHEMA
+from ..windows.fixed import wkey
 from .state import Checkpoint, EngineState, StateFile
 
 _TYPES = dict(c.split(" ", 1) for c in RECORD_SCHEMA.split(", "))
@@ -31,6 +33,8 @@ class BatchWork:
         self.spark, self.batch_id, self.now, self.st = spark, batch_id, now, st
         self.w, self.after, self.env, self.ckpt = window, after, env, checkpoint
         self.kind = window_kind(window) if window is not None else None
+        # a window whose inner pipeline starts with a decomposable $group keeps partial aggregates
+        self.partial = P.partial_plan(window) if window is not None else None
         self.pieces: list[DataFrame] = []
 
     # ---------------------------------------------------------------- what the batch writes
@@ -65,6 +69,9 @@ class BatchWork:
                 self._piece(late, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
                                    "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),
                                    "_op": F.lit(w.name), "_missed": kind.missed(F.col("_t"))})
+        if self.partial is not None:
+            self._add_partial(good, frontier)
+            return
         keep = good.select("partition", F.col("offset").cast("long").alias("offset"),
                            F.col("_arr").cast("long").alias("_arr"), F.col("_et").cast("long").alias("_et"),
                            F.col("_t").cast("long").alias("_t"), F.col("_key").cast("string").alias("_key"),
@@ -78,6 +85,42 @@ class BatchWork:
             shutil.rmtree(path, ignore_errors=True)
             return
         self.st.files.append(StateFile(self.batch_id, bounds[0], bounds[1], str(path)))
+
+    def _add_partial(self, good: DataFrame, frontier: int | None) -> None:
+        """The batch's partial rows per (window, group) into the state (:mod:`..windows.partial`)."""
+        iv = self.kind.iv
+        framed = good.select(F.explode(P.starts_column(self.kind, frontier)).alias("_s"), "_seq", "doc",
+                             F.col("_t").cast("long").alias("_t"), F.col("_arr").cast("long").alias("_arr"))
+        framed = framed.select(F.struct(F.timestamp_millis(F.col("_s")).alias("start"),
+                                        F.timestamp_millis(F.col("_s") + F.lit(iv)).alias("end"),
+                                        F.lit("").alias("key")).alias("_w"),
+                               F.col("_seq").cast("long").alias("_seq"), "doc", "_t", "_arr")
+        path = self.ckpt.state_path(self.batch_id)
+        P.pre_aggregate(framed, self.partial).write.mode("overwrite").parquet(str(path))
+        summary = P.window_summary(self.spark.read.parquet(str(path)))
+        if not summary:
+            import shutil
+
+            shutil.rmtree(path, ignore_errors=True)
+            return
+        for r in summary:
+            k = wkey(r["_ws"], r["_ws"] + iv, "")
+            self.st.windows[k] = self.st.windows.get(k, 0) + r["count"]
+        self.st.files.append(StateFile(self.batch_id, max(r["mt"] for r in summary),
+                                       max(r["ma"] for r in summary), str(path)))
+        self._compact()
+
+    def _compact(self) -> None:
+        """Merge the live state files into one when there are more than ``COMPACT_AFTER``."""
+        live = [f for f in self.st.files if Path(f.path).exists()]
+        if len(live) <= P.COMPACT_AFTER:
+            return
+        opens = sorted({s for s, _, _ in self.kind.open(self.st)})
+        rows = P.in_windows(self.spark.read.parquet(*[f.path for f in live]), opens)
+        path = self.ckpt.state_path(self.batch_id, "c")
+        P.merge(rows, self.partial).write.mode("overwrite").parquet(str(path))
+        self.st.files = [StateFile(self.batch_id, max(f.max_t for f in live), max(f.max_arrival for f in live),
+                                   str(path))]
 
     # ---------------------------------------------------------------- closing
     def close_event_time(self, ts: TimeState) -> None:
@@ -115,13 +158,21 @@ class BatchWork:
             self.kind.forget(self.st, x)
         if not live:
             return
+        if self.partial is not None:
+            rows = P.in_windows(self.spark.read.parquet(*live), sorted({s for s, _, _ in closing}))
+            out = run_window_pipeline(P.finish(rows, self.partial), self.w, self.after, stages=self.partial.rest)
+            self._emit(out)
+            return
         j = self.kind.frame(self.spark, self.spark.read.parquet(*live), closing)
         framed = j.select(
             F.struct(F.timestamp_millis(F.col("_ws")).alias("start"), F.timestamp_millis(F.col("_we")).alias("end"),
                      F.col("_key").alias("key")).alias("_w"),
             F.col("_seq"), F.col("doc"), F.lit(None).cast("string").alias("_err"),
             F.lit(None).cast("string").alias("_op"), F.col("_ws"), F.col("_we"), F.col("_key"))
-        out = run_window_pipeline(framed, self.w, self.after)
+        self._emit(run_window_pipeline(framed, self.w, self.after))
+
+    def _emit(self, out: DataFrame) -> None:
+        """What closing windows emit (``_w``, ``_seq``, ``doc``, ``_err``, ``_op``), in order of end, start."""
         ws, we = F.unix_millis(F.col("_w.start")), F.unix_millis(F.col("_w.end"))
         self._piece(out, {"_o1": we, "_o2": ws, "_o3": F.col("_w.key"), "_o4": F.col("_seq"), "_arr": we,
                           "doc": F.col("doc"), "_err": F.col("_err"), "_op": F.col("_op"), "_ws": ws, "_we": we,

@@ -1,8 +1,10 @@
 """The engine's state between micro-batches, versioned by batch id inside the checkpoint.
 
 ``<checkpoint>/headrace/meta/<N>.json`` is the state after batch ``N`` (:class:`EngineState`);
-``<checkpoint>/headrace/state/<N>.parquet`` holds the documents batch ``N`` added to open windows
-(:class:`StateFile`). A re-run of batch ``N`` after a crash reads version ``N-1`` and rewrites
+``<checkpoint>/headrace/state/<N>.parquet`` holds what batch ``N`` added to open windows
+(:class:`StateFile`): the documents, or for a window kept as partial aggregates
+(:mod:`headrace.spark.windows.partial`) one row per (window, group); ``<N>-c.parquet`` is a
+compaction of the live files written by batch ``N``. A re-run of batch ``N`` after a crash reads version ``N-1`` and rewrites
 ``N``, so its output is that of an uninterrupted run: versions move in step with Spark's own
 offset and commit logs. The last few versions are kept, and every state file a kept version
 references.
@@ -26,7 +28,8 @@ def new_counters() -> dict[str, int]:
 
 @dataclass
 class StateFile:
-    """Documents one batch added to open windows, and the bounds that say when all are closed."""
+    """What one batch added to open windows (documents, or partial rows per window and group;
+    or a compaction of earlier files), and the bounds that say when all its windows are closed."""
 
     batch: int
     max_t: int          # largest window time (event time, or arrival for processing-time windows)
@@ -102,8 +105,9 @@ class Checkpoint:
         f = self._latest(before)
         return None if f is None else EngineState.from_json(json.loads(f.read_text()))
 
-    def state_path(self, batch_id: int) -> Path:
-        return self.state / f"{batch_id}.parquet"
+    def state_path(self, batch_id: int, suffix: str = "") -> Path:
+        """Where batch ``batch_id`` writes window state (``suffix``: a second file of the batch)."""
+        return self.state / f"{batch_id}{'-' + suffix if suffix else ''}.parquet"
 
     def save(self, batch_id: int, st: EngineState, previous: EngineState) -> None:
         tmp = self.meta / f".{batch_id}.tmp"
@@ -112,7 +116,7 @@ class Checkpoint:
         # A re-run of this batch reads the previous version: keep what either version references.
         referenced = {Path(f.path).name for f in st.files + previous.files}
         for d in self.state.glob("*.parquet"):
-            if d.name not in referenced and int(d.stem) <= batch_id:
+            if d.name not in referenced and int(d.stem.split("-")[0]) <= batch_id:
                 shutil.rmtree(d, ignore_errors=True)
         for f in self.meta.glob("*.json"):
             if int(f.stem) < batch_id - KEEP_VERSIONS:

@@ -10,7 +10,9 @@ differs between kinds is behind :class:`WindowKind`:
 - which windows are open, and how a closing window finds its documents (:meth:`WindowKind.frame`);
 - when a state file holds no document of an open window any more (:meth:`WindowKind.dead`).
 
-:mod:`.fixed` is tumbling and hopping windows, :mod:`.session` session windows. The closing
+:mod:`.fixed` is tumbling and hopping windows, :mod:`.session` session windows. A tumbling or
+hopping window whose inner pipeline starts with a decomposable ``$group`` keeps partial
+aggregates per (window, group) instead of documents (:mod:`.partial`). The closing
 rules themselves (time-semantics.md) are in :mod:`headrace.spark.runtime.batch`.
 """
 from __future__ import annotations

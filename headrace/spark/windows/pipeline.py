@@ -9,14 +9,19 @@ from .. import values as V
 from ..stages import Env, apply_stages
 
 
-def run_window_pipeline(df: DataFrame, w: WindowSpec, after) -> DataFrame:
-    """``df`` holds the windows' documents framed with ``_w`` (start, end, key) and ``_seq``."""
+def window_env() -> Env:
+    """The expression environment of an inner pipeline: ``$meta`` window bounds from ``_w``."""
+    return Env(meta={"stream.window.start": V.to_variant(F.col("_w.start")),
+                     "stream.window.end": V.to_variant(F.col("_w.end"))})
+
+
+def run_window_pipeline(df: DataFrame, w: WindowSpec, after, stages=None) -> DataFrame:
+    """``df`` holds the windows' documents framed with ``_w`` (start, end, key) and ``_seq``;
+    ``stages``: the inner stages to run (default: the window's whole inner pipeline)."""
     from .. import window_stages as WS
 
-    meta = {"stream.window.start": V.to_variant(F.col("_w.start")),
-            "stream.window.end": V.to_variant(F.col("_w.end"))}
-    env = Env(meta=meta)
-    for st in w.pipeline:
+    env = window_env()
+    for st in (w.pipeline if stages is None else stages):
         if st.name == "$group":
             df = WS.apply_group(df, st.arg, lambda root: env.ctx(root))
         elif st.name == "$sort":
