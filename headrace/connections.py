@@ -164,10 +164,10 @@ def _check_kafka(options: dict, where: str) -> None:
     if not isinstance(bs, str) or not bs.strip():
         raise ConfigError(f"{where}: a kafka connection needs 'bootstrapServers' (\"host:port,...\")",
                           code="CONNECTION_INVALID")
-    extra = set(options) - {"bootstrapServers", "security", "authentication"}
+    extra = set(options) - {"bootstrapServers", "security", "authentication", "retry"}
     if extra:
         raise ConfigError(f"{where}: unknown kafka option(s) {sorted(extra)}; expected bootstrapServers, security,"
-                          " authentication", code="CONNECTION_INVALID")
+                          " authentication, retry", code="CONNECTION_INVALID")
     sec = options.get("security", {})
     if not isinstance(sec, dict) or set(sec) - {"protocol"} or sec.get("protocol", "PLAINTEXT") not in KAFKA_PROTOCOLS:
         raise ConfigError(f"{where}: 'security' must be {{protocol: one of {', '.join(KAFKA_PROTOCOLS)}}}",

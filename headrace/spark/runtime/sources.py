@@ -219,6 +219,8 @@ def _operation_time(v) -> str:
 
     if isinstance(v, dict) and isinstance(v.get("$timestamp"), dict):
         return f"{int(v['$timestamp']['t'])}.{int(v['$timestamp'].get('i', 0))}"
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 2 ** 32:
+        return f"{v >> 32}.{v & 0xFFFFFFFF}"       # {"$timestamp": {t, i}} read as a packed 64-bit value
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return f"{int(v)}.0"
     try:
