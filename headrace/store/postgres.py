@@ -151,7 +151,7 @@ class PostgresStore:
     def databases(self) -> list[str]:
         with self.connection() as c:
             rows = c.execute(
-                "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' "
+                "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%%' "
                 "AND nspname NOT IN ('information_schema', 'public', %s) ORDER BY 1", (FENCE_SCHEMA,)).fetchall()
         return [r[0] for r in rows]
 
