@@ -247,12 +247,13 @@ def _dd_add(st: Column, x: Column) -> Column:
     return F.struct(s2.alias("sum"), (t1 + t2).alias("addend"), (st["special"] + x).alias("special"))
 
 
-_DD_ZERO = F.lit(0.0).cast("double")
+def _dd_zero():
+    return F.lit(0.0).cast("double")
 
 
 def dd_init() -> Column:
     """The double-double state before any number: ``{sum, addend, special}``."""
-    return F.struct(_DD_ZERO.alias("sum"), _DD_ZERO.alias("addend"), _DD_ZERO.alias("special"))
+    return F.struct(_dd_zero().alias("sum"), _dd_zero().alias("addend"), _dd_zero().alias("special"))
 
 
 def dd_finish(st: Column) -> Column:

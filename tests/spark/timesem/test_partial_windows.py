@@ -5,6 +5,7 @@ events, idle partitions and timeouts, hopping windows, offsets; see test_random_
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,11 @@ from headrace.testing import run_pipeline
 
 from .test_random_model import BASE, scenario, to_pipeline
 
-pytestmark = pytest.mark.spark
+#: Long (several minutes per seed on this 2-core machine) and not yet verified in CI: run them with
+#: HEADRACE_LONG_TESTS=1 (outside CI, like HEADRACE_KILL_TRIALS).
+pytestmark = [pytest.mark.spark,
+              pytest.mark.skipif(not os.environ.get("HEADRACE_LONG_TESTS"),
+                                 reason="long engine-level equivalence run: HEADRACE_LONG_TESTS=1")]
 
 GROUP = {"$group": {
     "_id": {"$mod": [{"$toLong": {"$toDate": "$t"}}, 3000]},
