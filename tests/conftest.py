@@ -60,6 +60,20 @@ def _shared_fixture_group(item) -> str | None:
     return None
 
 
+#: Modules by how long they keep a worker busy (a fresh-clone run's --durations), longest first:
+#: the scheduler deals them out before the many short ones, so both workers finish together.
+HEAVY = ("integration/test_standalone_cluster", "timesem/test_restart", "integration/test_kafka",
+         "integration/test_exactlyonce_pg", "integration/test_redis_streams", "instance/test_instance_faults",
+         "keyed_spark/", "spark/test_expressions.py", "instance/test_instance_api", "timesem/test_acceptance",
+         "spark/test_window_partial", "timesem/test_random_model", "spark/test_error_isolation",
+         "spark/test_window_stages", "instance/", "integration/", "spark/", "golden/")
+
+
+def _heaviness(item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    return next((i for i, h in enumerate(HEAVY) if h in path), len(HEAVY))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """``make test`` runs the suite in two pytest-xdist workers. Tests that share an expensive
@@ -72,6 +86,7 @@ def pytest_collection_modifyitems(config, items):
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if not groups_dir or not worker:
         return
+    items.sort(key=_heaviness)
     groups = {}
     for item in items:
         mark = item.get_closest_marker("xdist_group")
@@ -99,6 +114,7 @@ def pytest_unconfigure(config):
         shutil.rmtree(os.environ.pop("HEADRACE_XDIST_GROUPS"), ignore_errors=True)
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """Groups (see above) go whole to one worker, in collection order; other tests one by one."""
     from xdist.scheduler import LoadScopeScheduling

@@ -98,6 +98,7 @@ class Processor:
         self._time_field = None   # the compiled $source.timeField, built at the first batch
         self.sink_stats: dict | None = None   # what the sink reports (a zoned sink: its zones), summed
         self.dedup = None                     # the $source.dedup hook (runtime/dedup.py), set at start
+        self._codegen: bool | None = None     # generated code on for this query's jobs (per batch size)
 
     @property
     def last_checkpoint(self) -> str | None:
@@ -212,6 +213,8 @@ class Processor:
             from .expr import compile_expression   # once: building big Column trees costs py4j calls
 
             self._time_field = compile_expression(self.p.source.time_field, env.ctx(where="$source.timeField"))
+        if self._codegen is None:
+            self._set_codegen(bdf.sparkSession, 0)
         src = prepare(bdf, self.p.source, self._time_field).persist()
         try:
             return self._batch_body(src, batch_id, prev, st, env)
@@ -235,7 +238,9 @@ class Processor:
                 st.positions[r["partition"]] = max(st.positions.get(r["partition"], 0), r["maxoff"] + 1)
         now = max((r["anyarr"] for r in stats if r["anyarr"] is not None), default=ts.clock or 0)
         ended = any(r["maxkind"] == END for r in stats)
-        counters["input"] += sum(r["n"] or 0 for r in stats)
+        n_in = sum(r["n"] or 0 for r in stats)
+        counters["input"] += n_in
+        self._set_codegen(src.sparkSession, n_in)
         counters["inputBytes"] += sum(r["bytes"] or 0 for r in stats)
         counters["batches"] += 1
         w = self.w
@@ -297,6 +302,16 @@ class Processor:
         if self.o.on_output and res.get("outputs"):
             self.o.on_output(res["outputs"])
         return ended
+
+    def _set_codegen(self, spark, rows: int) -> None:
+        """Generated code for this batch's stages and sinks only when it has enough input rows
+        (:func:`.session.use_codegen`); the statistics job runs as the previous batch chose."""
+        from .session import codegen_min_rows, use_codegen
+
+        on = rows >= codegen_min_rows()
+        if on != self._codegen:
+            use_codegen(spark, on)
+            self._codegen = on
 
     def _phase(self, phase: str, batch_id: int) -> None:
         """Crash injection points (:mod:`headrace.faults`, ``RunOptions.fault``): ``after_dedup``

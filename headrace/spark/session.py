@@ -131,6 +131,28 @@ def get_spark(master: str | None = None, app: str = "headrace"):
         return spark
 
 
+def codegen_min_rows() -> int:
+    """Input rows from which a micro-batch's jobs use generated code (``HEADRACE_CODEGEN_MIN_ROWS``;
+    ``HEADRACE_CODEGEN=false`` turns generated code off for every batch)."""
+    from ..spec import defaults
+
+    if os.environ.get("HEADRACE_CODEGEN", "true") != "true":
+        return 1 << 62
+    return int(os.environ.get("HEADRACE_CODEGEN_MIN_ROWS", defaults.CODEGEN_MIN_ROWS))
+
+
+def use_codegen(spark, on: bool) -> None:
+    """Generated code (``on``) or interpreted evaluation for the jobs ``spark`` runs next.
+
+    Compiling an MQL plan's generated code (Janino) costs seconds of driver and executor CPU per
+    plan and per micro-batch, since every batch plans its DataFrames anew; a batch of a few
+    thousand documents never earns that back (a three-document ``$project`` of five ``$substr``:
+    11.6 s with generated code, 8.0 s without, on 2 cores). Large batches keep it. ``spark`` is
+    the streaming query's own session (``foreachBatch``'s), so the choice is per processor."""
+    spark.conf.set("spark.sql.codegen.wholeStage", "true" if on else "false")
+    spark.conf.set("spark.sql.codegen.factoryMode", "FALLBACK" if on else "NO_CODEGEN")
+
+
 def _quiet_codegen(spark) -> None:
     """Silence the code generator's "Failed to compile" (e.g. "Code grows beyond 64 KB") logs:
     Spark then evaluates that plan part without generated code, which is correct, just slower;

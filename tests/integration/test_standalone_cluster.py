@@ -16,9 +16,11 @@ HERE = Path(__file__).parent
 
 
 def _pipeline(tmp: Path) -> Path:
-    docs = [{"arrival": f"2024-01-01T12:00:{s:02d}Z", "t": f"2024-01-01T12:00:{s:02d}Z", "k": k, "v": v}
-            for s, k, v in [(1, "a", 1), (2, "b", 2), (3, "a", 3), (12, "b", 4), (13, "a", "x"), (25, "a", 6)]]
-    docs.insert(3, {"arrival": "2024-01-01T12:00:04Z", "raw": "not an object"})
+    # three arrival instants: three data micro-batches (each closes the windows the last one left open)
+    docs = [{"arrival": f"2024-01-01T12:00:{a:02d}Z", "t": f"2024-01-01T12:00:{s:02d}Z", "k": k, "v": v}
+            for a, s, k, v in [(3, 1, "a", 1), (3, 2, "b", 2), (3, 3, "a", 3), (13, 12, "b", 4), (13, 13, "a", "x"),
+                               (25, 25, "a", 6)]]
+    docs.insert(3, {"arrival": "2024-01-01T12:00:03Z", "raw": "not an object"})
     pipe = {"pipeline": [
         {"$source": {"documents": docs, "replay": {"arrivalField": "arrival"},
                      "timeField": {"$toDate": "$t"}}},
