@@ -15,9 +15,14 @@ os.environ.setdefault("HEADRACE_SHUFFLE_PARTITIONS", "2")
 def spark():
     from headrace.spark.session import get_spark
 
+    from headrace.spark.session import codegen_min_rows, use_codegen
+
     spark = get_spark(os.environ.get("HEADRACE_TEST_MASTER", "local[2]"))
     if os.environ.get("HEADRACE_TEST_DF_DEBUG", "0") != "1":
         _no_dataframe_debugging(spark)
+    # the tests' own DataFrames are a few rows, which the engine evaluates without generated code
+    # (:func:`headrace.spark.session.use_codegen`); processors still choose per micro-batch
+    use_codegen(spark, codegen_min_rows() == 0)
     return spark
 
 
