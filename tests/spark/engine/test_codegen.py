@@ -27,7 +27,7 @@ def test_generated_and_interpreted_evaluation_agree(monkeypatch):
     interpreted = run_pipeline(PIPELINE, strip_meta=True)
     assert len(generated.outputs) == 51 and len(generated.dlq) == 9
     assert generated.outputs == interpreted.outputs
-    strip = lambda ds: [{k: v for k, v in d.items() if k != "dlqTime"} for d in ds]  # noqa: E731
+    strip = lambda ds: [{k: v for k, v in d.items() if k not in ("dlqTime", "_id")} for d in ds]  # noqa: E731
     assert strip(generated.dlq) == strip(interpreted.dlq)
 
 
