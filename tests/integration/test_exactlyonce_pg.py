@@ -102,7 +102,8 @@ def test_kill_minus_nine_trials(pg, schema, tmp_path):
     done, rounds, log = 0, 0, []
     while done < want:
         rounds += 1
-        w = Workload(tmp_path / f"w{rounds}", pg.dsn, f"{schema}_{rounds}", seed=rounds)
+        w = Workload(tmp_path / f"w{rounds}", pg.dsn, f"{schema}_{rounds}", seed=rounds,
+                     messages=400 if want > 3 else 200)   # the short CI run: 5 batches a processor
         total = w.prepare()
         rep = run_trials(w, total, min(want - done, 8), seed=rounds, max_runs=want * 3 + 10)
         done += len(rep.kills)

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.spark
 BASE = 1_714_564_800_000
 
 
-def _docs(n=16, seed=3):
+def _docs(n=10, seed=3):
     rnd = random.Random(seed)
     out, clock = [], 0
     for i in range(n):
@@ -92,6 +92,9 @@ def test_crash_after_sink_before_commit_resumes_exactly(spark, straight, tmp_pat
     assert _contents(home, "crashed") == straight
 
 
+@pytest.mark.skipif(not os.environ.get("HEADRACE_LONG_TESTS"),
+                    reason="long (a CLI kill -9 in open windows also runs in test_kafka/test_redis_streams): "
+                           "HEADRACE_LONG_TESTS=1")
 def test_kill_9_of_the_cli_resumes_exactly(spark, straight, tmp_path):
     home = tmp_path / "h"
     f = tmp_path / "p.json"
