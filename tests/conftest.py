@@ -13,9 +13,7 @@ os.environ.setdefault("HEADRACE_SHUFFLE_PARTITIONS", "2")
 
 @pytest.fixture(scope="session")
 def spark():
-    from headrace.spark.session import get_spark
-
-    from headrace.spark.session import codegen_min_rows, use_codegen
+    from headrace.spark.session import codegen_min_rows, get_spark, use_codegen
 
     spark = get_spark(os.environ.get("HEADRACE_TEST_MASTER", "local[2]"))
     if os.environ.get("HEADRACE_TEST_DF_DEBUG", "0") != "1":

@@ -113,11 +113,8 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              .config("spark.driver.extraJavaOptions", "-Xss32m")
              .config("spark.executor.extraJavaOptions", "-Xss32m")
              .config("spark.sql.adaptive.enabled", "false")
-             # generated code, with interpreted evaluation where a (large MQL) expression's code
-             # does not compile: Spark's defaults, stated so a session cannot turn them off
-             .config("spark.sql.codegen.wholeStage", os.environ.get("HEADRACE_CODEGEN", "true"))
-             .config("spark.sql.codegen.factoryMode",
-                     "FALLBACK" if os.environ.get("HEADRACE_CODEGEN", "true") == "true" else "NO_CODEGEN")
+             # where generated code is on (use_codegen), interpreted evaluation takes over for a
+             # (large MQL) expression whose code does not compile
              .config("spark.sql.codegen.fallback", "true")
              .config("spark.sql.analyzer.maxIterations", "1000")
              .config("spark.sql.optimizer.maxIterations", "1000")
@@ -125,6 +122,7 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              .config("spark.python.daemon.module", "headrace.spark._daemon"))
         spark = b.getOrCreate()
         spark.sparkContext.setLogLevel(os.environ.get("HEADRACE_SPARK_LOG_LEVEL", "ERROR"))
+        use_codegen(spark, os.environ.get("HEADRACE_CODEGEN", "true") == "true")
         _quiet_codegen(spark)
         register_sources(spark)
         _session = spark
@@ -146,8 +144,9 @@ def use_codegen(spark, on: bool) -> None:
 
     Compiling an MQL plan's generated code (Janino) costs seconds of driver and executor CPU per
     plan and per micro-batch, since every batch plans its DataFrames anew; a batch of a few
-    thousand documents never earns that back (a three-document ``$project`` of five ``$substr``:
-    11.6 s with generated code, 8.0 s without, on 2 cores). Large batches keep it. ``spark`` is
+    thousand documents never earns that back (``benchmarks/batch_overhead.py``: a three-document
+    ``$project`` of five ``$substr`` used 16.2 s of JVM CPU with generated code, 10.2 s without,
+    on 2 cores). Large batches keep it. ``spark`` is
     the streaming query's own session (``foreachBatch``'s), so the choice is per processor."""
     spark.conf.set("spark.sql.codegen.wholeStage", "true" if on else "false")
     spark.conf.set("spark.sql.codegen.factoryMode", "FALLBACK" if on else "NO_CODEGEN")
