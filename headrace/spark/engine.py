@@ -95,7 +95,7 @@ class Processor:
         self.positions: dict[str, int] = {}
         self.holding_back: list[str] = []
         self._stopping = False
-        self._time_field = None   # the compiled $source.timeField, built at the first batch
+        self._env: Env | None = None   # expressions' environment and compiled trees, from the first batch
         self.sink_stats: dict | None = None   # what the sink reports (a zoned sink: its zones), summed
         self.dedup = None                     # the $source.dedup hook (runtime/dedup.py), set at start
         self._codegen: bool | None = None     # generated code on for this query's jobs (per batch size)
@@ -196,6 +196,11 @@ class Processor:
                 "stream.source.ts": V.to_variant(F.col("source_ts")),
                 "stream.source.type": V.lit_value(self.source_type)}
 
+    def _compile_time_field(self):
+        from .expr import compile_expression
+
+        return compile_expression(self.p.source.time_field, self._env.ctx(where="$source.timeField"))
+
     def _batch(self, bdf: DataFrame, batch_id: int) -> bool:
         from .runtime.prepare import prepare
 
@@ -208,14 +213,11 @@ class Processor:
             for gone in set(ts.partitions) - set(self.partitions):
                 del ts.partitions[gone]
         ts.ensure(self.partitions)
-        env = Env(meta=self._source_meta())
-        if self.p.source.time_field is not None and self._time_field is None:
-            from .expr import compile_expression   # once: building big Column trees costs py4j calls
-
-            self._time_field = compile_expression(self.p.source.time_field, env.ctx(where="$source.timeField"))
+        env = self._env = self._env or Env(meta=self._source_meta())
+        time_field = None if self.p.source.time_field is None else env.once(self.p.source, self._compile_time_field)
         if self._codegen is None:
             self._set_codegen(bdf.sparkSession, 0)
-        src = prepare(bdf, self.p.source, self._time_field).persist()
+        src = prepare(bdf, self.p.source, time_field).persist()
         try:
             return self._batch_body(src, batch_id, prev, st, env)
         finally:

@@ -118,7 +118,7 @@ def elem_match_pred(sub: dict, ctx: Ctx) -> Pred:
         return Pred(lambda x: nn(F.exists(V.array_elems(x), lambda e: all_of([p(e) for p in preds]))), False)
 
     def on_elem(e: Column) -> Column:
-        inner = _compile_doc(sub, dataclasses.replace(ctx, root=e)).value
+        inner = _compile_doc(sub, dataclasses.replace(ctx, root=e, hoist=None)).value
         return (V.is_object(e) | V.is_array(e)) & inner
     return Pred(lambda x: nn(F.exists(V.array_elems(x), on_elem)), False)
 

@@ -43,12 +43,15 @@ class Ctx:
     ``variables``: user and system variables by name without ``$$`` (``this``, ``value``, ...).
     ``meta``: ``$meta`` values by name (``stream.window.start``, ``stream.source.partition``...),
     as VARIANT columns. ``where``: the field path of the expression being compiled, for errors.
+    ``hoist``: a :class:`~headrace.spark.hoist.Hoister` when ``root`` is the stage's ``doc``
+    column and the stage adds the hoisted columns before evaluating (see ``stages.base.guard``).
     """
 
     root: Column
     variables: dict[str, Compiled] = field(default_factory=dict)
     meta: dict[str, Column] = field(default_factory=dict)
     where: str = ""
+    hoist: Any = None
 
     def with_vars(self, **variables: Compiled) -> "Ctx":
         return replace(self, variables={**self.variables, **variables})

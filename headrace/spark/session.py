@@ -118,6 +118,11 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              .config("spark.sql.codegen.fallback", "true")
              .config("spark.sql.analyzer.maxIterations", "1000")
              .config("spark.sql.optimizer.maxIterations", "1000")
+             # PySpark 4 records the Python call site of every Column function ("DataFrame
+             # debugging"): about five py4j round trips per function, and an MQL stage builds
+             # thousands of functions; it only adds call sites to Spark's exception context
+             .config("spark.python.sql.dataFrameDebugging.enabled",
+                     os.environ.get("HEADRACE_DF_DEBUG", "false"))
              .config("spark.python.worker.reuse", "true")
              .config("spark.python.daemon.module", "headrace.spark._daemon"))
         spark = b.getOrCreate()

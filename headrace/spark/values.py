@@ -156,7 +156,7 @@ def _try_cast(c: Column, type_: str) -> Column:
 
 
 def _tvg(v: Column, type_: str) -> Column:
-    return F.try_variant_get(v, "$", type_)
+    return derived(v, type_, lambda x: F.try_variant_get(x, "$", type_))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +171,12 @@ def from_long(c: Column) -> Column:
     return c.cast("bigint").cast("variant")
 
 
+def _mark(col: Column, name: str) -> Any:
+    """A marker this module set on ``col`` (or None). Read from ``__dict__``: ``getattr`` of a
+    missing name on a Column builds a field-access Column, several py4j round trips each."""
+    return getattr(col, "__dict__", {}).get(name)
+
+
 class _Const:
     __slots__ = ("value",)
 
@@ -181,8 +187,31 @@ class _Const:
 def const_of(col: Column) -> "tuple[bool, Any]":
     """(True, value) when ``col`` came from :func:`lit_value`, else (False, None); lets
     helpers fold constants at compile time instead of testing them per row."""
-    c = getattr(col, "_mql_const", None)
+    c = _mark(col, "_mql_const")
     return (True, c.value) if isinstance(c, _Const) else (False, None)
+
+
+class _Hoisted:
+    __slots__ = ("code", "derive")
+
+    def __init__(self, code: Callable[[], Column], derive: Callable[..., Column]):
+        self.code, self.derive = code, derive
+
+
+def hoisted_ref(col: Column, code: Callable[[], Column], derive: Callable[..., Column]) -> Column:
+    """``col``, a column a stage computes once per row (:mod:`headrace.spark.hoist`), marked so
+    that :func:`_code_of` answers ``code()`` (a column holding its type code) and
+    :func:`derived` ``derive(key, build)`` (a column holding ``build(col)``)."""
+    col._mql_code = _Hoisted(code, derive)
+    return col
+
+
+def derived(x: Column, key: str, build: Callable[[Column], Column]) -> Column:
+    """``build(x)``; a column computed once per row when ``x`` is a hoisted column (typed
+    values of a field path: its DOUBLE, its STRING ...), so that operators reading it in
+    several branches repeat a reference, not the conversion."""
+    m = _mark(x, "_mql_code")
+    return m.derive(key, build) if isinstance(m, _Hoisted) else build(x)
 
 
 def _py_code(value: Any) -> int:
@@ -224,6 +253,15 @@ def lit_value(value: Any) -> Column:
     return col
 
 
+def _const_object(pairs: list[tuple[str, Column]]) -> Column:
+    """A VARIANT object of constant fields (never missing): no per-row filter, so the
+    optimizer folds it to a literal (:func:`make_object` filters out missing values)."""
+    dedup = dict(pairs)
+    if not dedup:
+        return _const("_EMPTY_OBJECT")
+    return F.to_variant_object(F.create_map(*[c for k, x in dedup.items() for c in (F.lit(k), x)]))
+
+
 def _lit_value(value: Any) -> Column:
     t = type(value)
     if value is None:
@@ -243,7 +281,7 @@ def _lit_value(value: Any) -> Column:
             prec = max(len(digits) + max(exp, 0), scale, 1)
             if prec <= 38:
                 return F.lit(str(value)).cast(f"decimal({prec},{scale})").cast("variant")
-        return make_object([("$numberDecimal", F.lit(str(value)).cast("variant"))])
+        return _const_object([("$numberDecimal", F.lit(str(value)).cast("variant"))])
     if isinstance(value, _dt.datetime):
         d = value if value.tzinfo else value.replace(tzinfo=ejson.UTC)
         micros = ejson.datetime_to_millis(d) * 1000 + d.microsecond % 1000
@@ -251,13 +289,13 @@ def _lit_value(value: Any) -> Column:
     if t is bytes or t is bytearray:
         return F.lit(bytearray(value)).cast("binary").cast("variant")
     if t is ejson.ObjectId:
-        return make_object([("$oid", F.lit(str(value)).cast("variant"))])
+        return _const_object([("$oid", F.lit(str(value)).cast("variant"))])
     if value is ejson.MINKEY:
-        return make_object([("$minKey", F.lit(1).cast("variant"))])
+        return _const_object([("$minKey", F.lit(1).cast("variant"))])
     if value is ejson.MAXKEY:
-        return make_object([("$maxKey", F.lit(1).cast("variant"))])
+        return _const_object([("$maxKey", F.lit(1).cast("variant"))])
     if isinstance(value, dict):
-        return make_object([(k, lit_value(x)) for k, x in value.items()])
+        return _const_object([(k, lit_value(x)) for k, x in value.items()])
     if isinstance(value, (list, tuple)):
         return make_array([lit_value(x) for x in value])
     raise ValueError(f"cannot use a {t.__name__} as a constant")
@@ -324,7 +362,10 @@ def is_simple(c: Column) -> bool:
 
 
 def let(c: Column, fn: Callable[[Column], Column]) -> Column:
-    """``fn(x)`` with ``x`` bound to ``c`` evaluated once (a one-element ``transform``)."""
+    """``fn(x)`` with ``x`` bound to ``c`` evaluated once (a one-element ``transform``).
+
+    Not a hoisted column (:func:`shared`): ``fn`` may read ``x`` only on rows where a condition
+    holds, and ``c`` may raise on the others (e.g. ``floor`` of 1e300 under ANSI)."""
     if is_simple(c):
         return fn(c)
     return F.transform(F.array(c), lambda x: fn(x)).getItem(0)
@@ -381,6 +422,9 @@ def _code_of(x: Column) -> Column:
     is_const, value = const_of(x)
     if is_const:
         return F.lit(_py_code(value))
+    known = _mark(x, "_mql_code")
+    if isinstance(known, _Hoisted):
+        return known.code()
     prim = F.coalesce(F.try_element_at(_const_map(_SCHEMA_CODES),
                                        F.substring_index(F.schema_of_variant(x), "(", 1)),
                       F.lit(CODE["string"]))
@@ -472,7 +516,8 @@ def is_object(v: Column) -> Column:
 
 
 def _num_double(x: Column) -> Column:
-    return F.coalesce(_tvg(x, "double"), _try_cast(_get(x, "$numberDecimal", type_="string"), "double"))
+    return derived(x, "number double", lambda x: F.coalesce(
+        F.try_variant_get(x, "$", "double"), _try_cast(_get(x, "$numberDecimal", type_="string"), "double")))
 
 
 def as_double(v: Column) -> Column:

@@ -8,6 +8,7 @@ per case, ``(value, error)``.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import math
 from typing import Any, Callable, Iterable
@@ -49,26 +50,34 @@ def eval_columns(spark, docs: list[dict], columns: dict[str, Callable]) -> list[
     return [{n: _decode(r[f"c{i}"]) for i, n in enumerate(names)} for r in rows]
 
 
-def eval_exprs(spark, cases: list[tuple[dict, Any]], meta: dict | None = None) -> list[tuple[Any, Any]]:
+def eval_exprs(spark, cases: list[tuple[dict, Any]], meta: dict | None = None,
+               hoist: bool = True) -> list[tuple[Any, Any]]:
     """Evaluate ``(doc, expression)`` pairs; one DataFrame row per case, one collect.
 
+    With ``hoist`` the field paths are evaluated once, as a stage does
+    (:class:`headrace.spark.hoist.Hoister`); without, inline, as accumulators and windows do.
     Returns ``(value, error)`` per case: value decoded (MISSING for SQL NULL), error a string
     or None."""
     from pyspark.sql import functions as F
 
     from headrace.spark.expr import compile_expression
+    from headrace.spark.hoist import Hoister
     from headrace.spark.registry import Ctx
 
     df = spark.createDataFrame([(i, to_variant(d)) for i, (d, _) in enumerate(cases)], "i int, doc variant")
-    ctx = Ctx(root=F.col("doc"), meta=meta or {})
+    h = Hoister() if hoist else None
+    ctx = Ctx(root=F.col("doc"), meta=meta or {}, hoist=h)
     vals, errs = [], []
-    for i, (_, expr) in enumerate(cases):
-        c = compile_expression(expr, ctx.at(f"case{i}"))
-        vals.append(F.when(F.col("i") == i, c.value))
-        errs.append(F.when(F.col("i") == i, c.error) if c.error is not None else None)
+    with (h.active() if h is not None else contextlib.nullcontext()):
+        for i, (_, expr) in enumerate(cases):
+            c = compile_expression(expr, ctx.at(f"case{i}"))
+            vals.append(F.when(F.col("i") == i, c.value))
+            errs.append(F.when(F.col("i") == i, c.error) if c.error is not None else None)
     value = F.coalesce(*vals) if len(vals) > 1 else vals[0]
     err_cols = [e for e in errs if e is not None]
     error = (F.coalesce(*err_cols) if len(err_cols) > 1 else err_cols[0]) if err_cols else F.lit(None).cast("string")
+    if h is not None:
+        df = h.apply(df)
     rows = df.select("i", value.alias("v"), error.alias("e")).orderBy("i").collect()
     return [(_decode(r["v"]), r["e"]) for r in rows]
 
@@ -99,13 +108,14 @@ def same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def check_cases(spark, cases: list[tuple], meta: dict | None = None, chunk: int = 12) -> None:
+def check_cases(spark, cases: list[tuple], meta: dict | None = None, chunk: int = 12,
+                hoist: bool = True) -> None:
     """``cases``: ``(doc, expr, expected)`` or ``(doc, expr, expected, error_substring)``; with
     an error substring the row must carry an error containing it. Cases run ``chunk`` per query
-    (one projection holding every case's expression)."""
+    (one projection holding every case's expression); ``hoist``: see :func:`eval_exprs`."""
     results = []
     for i in range(0, len(cases), chunk):
-        results += eval_exprs(spark, [(c[0], c[1]) for c in cases[i:i + chunk]], meta)
+        results += eval_exprs(spark, [(c[0], c[1]) for c in cases[i:i + chunk]], meta, hoist=hoist)
     bad = []
     for case, (val, err) in zip(cases, results):
         doc, expr, expected = case[:3]

@@ -27,10 +27,10 @@ def dt(*a):
     return _dt.datetime(*a, tzinfo=U)
 
 
-def run(spark, cases, meta=None):
+def run(spark, cases, meta=None, hoist=True):
     for c in cases:
         validate_expression(c[1], "case")
-    check_cases(spark, cases, meta)
+    check_cases(spark, cases, meta, hoist=hoist)
 
 
 ARITHMETIC = [
@@ -564,6 +564,12 @@ ROBUSTNESS = [
 
 def test_robustness(spark):
     run(spark, ROBUSTNESS)
+
+
+def test_field_paths_inline_give_the_same_answers(spark):
+    """Stages read field paths through a Hoister (once per row); accumulators, window keys and
+    ``$source.timeField`` compile them inline. Both ways agree."""
+    run(spark, ROBUSTNESS + STRINGS[:11], hoist=False)
 
 
 def test_arithmetic(spark):

@@ -90,13 +90,14 @@ def dbl(x: Column) -> Column:
 
 
 def lng(x: Column) -> Column:
-    return F.try_variant_get(x, "$", "bigint")
+    return V._tvg(x, "bigint")
 
 
 def dec(x: Column) -> Column:
     """DECIMAL(38,18) of a bound number (out-of-range decimals: parsed from their text)."""
-    return F.coalesce(F.try_variant_get(x, "$", "decimal(38,18)"),
-                      F.try_variant_get(x, "$['$numberDecimal']", "string").try_cast("decimal(38,18)"))
+    return V.derived(x, "number decimal", lambda x: F.coalesce(
+        F.try_variant_get(x, "$", "decimal(38,18)"),
+        F.try_variant_get(x, "$['$numberDecimal']", "string").try_cast("decimal(38,18)")))
 
 
 def v_long(c: Column) -> Column:
@@ -132,7 +133,7 @@ def v_date_ms(ms: Column) -> Column:
 
 def date_ms(x: Column) -> Column:
     """Milliseconds since the epoch of a bound date value."""
-    return F.unix_millis(F.try_variant_get(x, "$", "timestamp"))
+    return F.unix_millis(V._tvg(x, "timestamp"))
 
 
 _NTZ_EPOCH = "TIMESTAMP_NTZ'1970-01-01 00:00:00'"

@@ -28,6 +28,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from .. import values as V
+from ..hoist import shared
 from ..registry import Compiled, Ctx, expression
 from ._common import (
     CODE, INT_CODES, LONG_MIN, all_, any_, compile_args, date_ms, dbl, dec, errors_of, found, is_num,
@@ -64,9 +65,9 @@ def _numeric_fold(xs, cs, long_fn, double_fn, dec_fn) -> Column:
     """Sum-like fold with MQL result typing over bound numbers."""
     any_dec = any_([c == DECIMAL for c in cs])
     any_dbl = any_([c == DOUBLE for c in cs])
-    longs = _fold([lng(x) for x in xs], long_fn)
-    doubles = _fold([dbl(x) for x in xs], double_fn)
-    decs = _fold([dec(x) for x in xs], dec_fn)  # dec_fn must not raise on overflow
+    longs = shared(_fold([lng(x) for x in xs], long_fn))
+    doubles = shared(_fold([dbl(x) for x in xs], double_fn))
+    decs = shared(_fold([dec(x) for x in xs], dec_fn))  # dec_fn must not raise on overflow
     return (F.when(any_dec, v_decimal(decs))
             .when(any_dbl, v_double(doubles))
             .otherwise(long_or_double(longs, doubles)))
@@ -91,9 +92,9 @@ def _variadic(op: str, arg: Any, ctx: Ctx, identity: int, long_fn, double_fn, de
         if allow_date and len(xs) > 1:
             n_dates = _fold([F.when(c == DATE, 1).otherwise(0) for c in cs], lambda a, b: a + b)
             # one date plus numbers: the date moved by the (rounded) milliseconds
-            ms = _fold([F.when(c == DATE, date_ms(x)).when(c == DOUBLE, F.round(dbl(x)).try_cast("bigint"))
-                        .when(c == DECIMAL, F.round(dec(x)).try_cast("bigint")).otherwise(lng(x))
-                        for x, c in zip(xs, cs)], F.try_add)
+            ms = shared(_fold([F.when(c == DATE, date_ms(x)).when(c == DOUBLE, F.round(dbl(x)).try_cast("bigint"))
+                                 .when(c == DECIMAL, F.round(dec(x)).try_cast("bigint")).otherwise(lng(x))
+                                 for x, c in zip(xs, cs)], F.try_add))
             out = out.when(n_dates == 1, v_date_ms(ms)).when(n_dates > 1, F.lit(None).cast("variant"))
         elif allow_date:
             out = out.when(cs[0] == DATE, xs[0])

@@ -34,14 +34,23 @@ def _variable(name: str, ctx: Ctx) -> Compiled:
     return var
 
 
+def _hoisted(name: str, ctx: Ctx) -> bool:
+    """Whether ``$$name.path`` is a path of the stage's input document that ``ctx.hoist`` holds."""
+    return ctx.hoist is not None and (name == "ROOT" or (name == "CURRENT" and "CURRENT" not in ctx.variables))
+
+
 def compile_expression(expr: Any, ctx: Ctx) -> Compiled:
     """Compile one MQL expression (see the module docstring)."""
     if isinstance(expr, str):
         if expr.startswith("$$"):
             name, _, rest = expr[2:].partition(".")
+            if rest and _hoisted(name, ctx):
+                return Compiled(ctx.hoist.path(rest))
             base = _variable(name, ctx)
             return Compiled(V.get_path(base.value, rest), base.error) if rest else base
         if expr.startswith("$"):
+            if _hoisted("CURRENT", ctx):
+                return Compiled(ctx.hoist.path(expr[1:]))
             cur = current(ctx)
             return Compiled(V.get_path(cur.value, expr[1:]), cur.error)
         return Compiled(V.lit_value(expr))

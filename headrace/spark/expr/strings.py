@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 
 from ...mql.regex import compile_regex, regex_literal, translate_regex
 from .. import values as V
+from ..hoist import shared
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import (
     CODE, INT_CODES, compile_args, compile_child, date_ms, dbl, dec, errors_of, found, is_num, iso_string,
@@ -48,14 +49,14 @@ _WHITESPACE = ("\u0000\u0020\u0009\u000a\u000b\u000c\u000d\u00a0\u1680\u2000\u20
 
 
 def _str(x: Column) -> Column:
-    return F.try_variant_get(x, "$", "string")
+    return V._tvg(x, "string")
 
 
 def coerce_string(x: Column, c: Column) -> Column:
     """MongoDB's string conversion for ``$substr`` & co: strings as is, null/missing ``""``,
     numbers and dates as text; NULL for other types (an error for the caller)."""
     d = dbl(x)
-    double_text = F.when((F.floor(d) == d) & (F.abs(d) < 1e15), d.cast("bigint").cast("string")) \
+    double_text = F.when((F.abs(d) < 1e15) & (F.floor(d) == d), d.cast("bigint").cast("string")) \
         .otherwise(d.cast("string"))
     return (F.when(c == STRING, _str(x))
             .when(nullish(c), F.lit(""))
@@ -117,7 +118,7 @@ def _substr(op: str, arg: Any, ctx: Ctx, code_points: bool) -> Compiled:
     vals = [a.value for a in args]
 
     def parts(xs, cs):
-        s = coerce_string(xs[0], cs[0])
+        s = shared(coerce_string(xs[0], cs[0]))
         start, e1 = _int_arg(op, "starting index", xs[1], cs[1])
         length, e2 = _int_arg(op, "length", xs[2], cs[2])
         return s, start, length, e1, e2

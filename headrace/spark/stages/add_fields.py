@@ -5,12 +5,20 @@ from pyspark.sql import functions as F
 from ...spec.stages import SetFieldsSpec
 from .. import values as V
 from ..expr import compile_expression
+from ..hoist import Hoister
 from ..registry import first_error, stage
 from .base import guard
 
 
 @stage("$addFields", "$set", spec=SetFieldsSpec)
 def apply(df, st, spec: SetFieldsSpec, env):
-    compiled = {k: compile_expression(v, env.ctx(where=f"{st.name}.{k}")) for k, v in spec.fields}
-    doc = V.set_fields(F.col("doc"), {k: c.value for k, c in compiled.items()})
-    return guard(df, doc, first_error(*(c.error for c in compiled.values())), st.name)
+    doc, err, h = env.once(st, lambda: _compile(st.name, spec, env))
+    return guard(df, doc, err, st.name, hoist=h)
+
+
+def _compile(name: str, spec: SetFieldsSpec, env):
+    h = Hoister()
+    with h.active():
+        compiled = {k: compile_expression(v, env.ctx(where=f"{name}.{k}", hoist=h)) for k, v in spec.fields}
+        doc = V.set_fields(F.col("doc"), {k: c.value for k, c in compiled.items()})
+    return doc, first_error(*(c.error for c in compiled.values())), h

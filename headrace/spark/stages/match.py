@@ -5,12 +5,20 @@ from pyspark.sql import functions as F
 from ...spec.stages import MatchSpec
 from ..query import compile_query
 from ..registry import stage
-from .base import guard
+from ..hoist import Hoister
+from .base import _guard, hoisted
 
 
 @stage("$match", spec=MatchSpec)
 def apply(df, st, spec: MatchSpec, env):
-    c = compile_query(spec.query, env.ctx(where="$match"))
-    if c.error is not None:
-        df = guard(df, F.col("doc"), c.error, "$match")
-    return df.filter(F.col("_err").isNotNull() | c.value)
+    def build():
+        h = Hoister()
+        with h.active():
+            return compile_query(spec.query, env.ctx(where="$match", hoist=h)), h
+    c, h = env.once(st, build)
+
+    def run(d):
+        if c.error is not None:
+            d = _guard(d, F.col("doc"), c.error, "$match")
+        return d.filter(F.col("_err").isNotNull() | c.value)
+    return hoisted(df, h, run)

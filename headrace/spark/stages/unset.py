@@ -9,4 +9,4 @@ from .base import guard
 
 @stage("$unset", spec=UnsetSpec)
 def apply(df, st, spec: UnsetSpec, env):
-    return guard(df, V.unset_fields(F.col("doc"), spec.paths), None, "$unset")
+    return guard(df, env.once(st, lambda: V.unset_fields(F.col("doc"), spec.paths)), None, "$unset")

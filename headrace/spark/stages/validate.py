@@ -13,7 +13,7 @@ REASON = "Input document found to be invalid in $validate stage"
 
 @stage("$validate", spec=ValidateSpec)
 def apply(df, st, spec: ValidateSpec, env):
-    c = compile_query(spec.validator, env.ctx(where="$validate.validator"))
+    c = env.once(st, lambda: compile_query(spec.validator, env.ctx(where="$validate.validator")))
     if c.error is not None:
         df = guard(df, F.col("doc"), c.error, "$validate")
     if spec.action == "dlq":
