@@ -16,22 +16,10 @@ def spark():
     from headrace.spark.session import codegen_min_rows, get_spark, use_codegen
 
     spark = get_spark(os.environ.get("HEADRACE_TEST_MASTER", "local[2]"))
-    if os.environ.get("HEADRACE_TEST_DF_DEBUG", "0") != "1":
-        _no_dataframe_debugging(spark)
     # the tests' own DataFrames are a few rows, which the engine evaluates without generated code
     # (:func:`headrace.spark.session.use_codegen`); processors still choose per micro-batch
     use_codegen(spark, codegen_min_rows() == 0)
     return spark
-
-
-def _no_dataframe_debugging(spark) -> None:
-    """PySpark 4 wraps every Column function in a call-site recorder (DataFrame debugging): about
-    five extra py4j round trips per function call, and MQL expressions compile to thousands of
-    calls. It only adds Python call sites to Spark's own exception context, which no test reads;
-    ``HEADRACE_TEST_DF_DEBUG=1`` keeps it. (PySpark reads the setting once into this cache.)"""
-    import pyspark.errors.utils as perr
-
-    perr._enable_debugging_cache = False
 
 
 @pytest.fixture(autouse=True)

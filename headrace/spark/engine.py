@@ -219,7 +219,8 @@ class Processor:
             self._set_codegen(bdf.sparkSession, 0)
         src = prepare(bdf, self.p.source, time_field).persist()
         try:
-            return self._batch_body(src, batch_id, prev, st, env)
+            with env.active():
+                return self._batch_body(src, batch_id, prev, st, env)
         finally:
             src.unpersist()
 

@@ -65,11 +65,42 @@ class GroupInputs:
 def group_inputs(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx]) -> GroupInputs:
     """Evaluate ``_id`` and the accumulators' inputs per document (rows that failed before are
     left out: the caller passes them on)."""
+    from .windows.pipeline import window_env
+
+    extras = _extras(df)
+    c = window_env().once(spec, lambda: _group_columns(spec, ctx_factory, extras), "group:" + ",".join(extras))
+    rows = df.filter(F.col("_err").isNull()).select(*c.cols)
+    if c.derived:
+        rows = rows.withColumns(c.derived)
+    rows = rows.withColumn("_rerr", c.rerr)
+
+    # a document whose _id or accumulator input fails joins no group: it fails alone
+    id_failed = None
+    if c.doc_err is not None:
+        id_failed = rows.filter(c.doc_err.isNotNull()).select(
+            "_w", "_seq", "doc", c.doc_err.alias("_err"), *extras)
+        if "_op" in extras:
+            id_failed = id_failed.withColumn("_op", F.lit("$group"))
+        rows = rows.filter(c.doc_err.isNull())
+    return GroupInputs(rows.withColumn("_gk", c.gk), id_failed, c.accs, extras)
+
+
+@dataclass
+class _GroupColumns:
+    """The Column trees of a ``$group``'s inputs (built once per processor)."""
+
+    cols: list
+    derived: dict
+    rerr: Column
+    doc_err: Column | None
+    gk: Column
+    accs: list
+
+
+def _group_columns(spec: dict, ctx_factory: Callable[[Column], Ctx], extras: list[str]) -> _GroupColumns:
     from . import accumulators as _acc  # noqa: F401  (registers the accumulators)
     from .expr import compile_expression
 
-    ok = df.filter(F.col("_err").isNull())
-    extras = _extras(df)
     ctx = ctx_factory(F.col("doc"))
     gid = compile_expression(spec["_id"], ctx.at("$group._id"))
 
@@ -86,7 +117,6 @@ def group_inputs(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx]
         cols += [c.alias(pre + n) for n, c in a.inputs.items()]
         if a.error is not None:
             cols.append(_named(a.error, name).alias(pre + "_error"))
-    rows = ok.select(*cols)
     derived, checks = {}, []
     for name, pre, a in accs:
         ref = _ref(pre)
@@ -95,22 +125,12 @@ def group_inputs(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx]
             checks.append(F.col(pre + "_error"))
         if a.check is not None:
             checks.append(_named(a.check(ref), name))
-    if derived:
-        rows = rows.withColumns(derived)
-    rows = rows.withColumn("_rerr", first_error(*checks) if checks else F.lit(None).cast("string"))
-
-    # a document whose _id or accumulator input fails joins no group: it fails alone
-    id_failed = None
-    doc_err = F.coalesce(F.col("_gerr"), F.col("_rerr"))
-    if gid.error is not None or checks:
-        id_failed = rows.filter(doc_err.isNotNull()).select(
-            "_w", "_seq", "doc", doc_err.alias("_err"), *extras)
-        if "_op" in extras:
-            id_failed = id_failed.withColumn("_op", F.lit("$group"))
-        rows = rows.filter(doc_err.isNull())
+    doc_err = (F.coalesce(F.col("_gerr"), F.col("_rerr"))
+               if gid.error is not None or checks else None)
     # groups by MQL equality of _id (sort keys); a constant _id makes one group per window
     gk = F.lit(0) if is_constant(spec["_id"]) else V.sort_key(F.col("_gid"))
-    return GroupInputs(rows.withColumn("_gk", gk), id_failed, accs, extras)
+    return _GroupColumns(cols, derived, first_error(*checks) if checks else F.lit(None).cast("string"),
+                         doc_err, gk, accs)
 
 
 def _named(err: Column | None, where: str) -> Column | None:

@@ -2,8 +2,10 @@
 document on rows that have not failed) and :func:`apply_stages`."""
 from __future__ import annotations
 
+import contextvars
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -19,18 +21,19 @@ class Env:
     the stages' compiled Column trees (:meth:`once`). A processor keeps one ``Env``."""
 
     meta: dict[str, Column] = field(default_factory=dict)
-    _memo: dict[int, tuple[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
+    _memo: dict[tuple[int, str], tuple[Any, Any]] = field(default_factory=dict, repr=False, compare=False)
 
-    def once(self, key: Any, build: Callable[[], Any]) -> Any:
-        """``build()`` the first time ``key`` (a stage, by identity) is seen, then the same.
+    def once(self, key: Any, build: Callable[[], Any], tag: str = "") -> Any:
+        """``build()`` the first time ``key`` (a stage, by identity) is seen with ``tag``, then
+        the same.
 
         A Column tree is an unresolved plan that does not depend on the micro-batch's
         DataFrame, and building one costs a py4j round trip per node (a ``$project`` of three
         computed fields: about 12,000 round trips, 1.8 s), so each stage builds its trees once
         per processor, not once per micro-batch."""
-        hit = self._memo.get(id(key))
+        hit = self._memo.get((id(key), tag))
         if hit is None or hit[0] is not key:
-            hit = self._memo[id(key)] = (key, build())
+            hit = self._memo[(id(key), tag)] = (key, build())
         return hit[1]
 
     def ctx(self, root: Column | None = None, where: str = "", hoist: Hoister | None = None) -> Ctx:
@@ -39,6 +42,24 @@ class Env:
         if root is not None and hoist is not None:
             raise ValueError("a hoister reads the doc column; it cannot serve another root")
         return Ctx(root=F.col("doc") if root is None else root, meta=self.meta, where=where, hoist=hoist)
+
+    @contextmanager
+    def active(self) -> Iterator["Env"]:
+        """The processor's environment while its micro-batch runs (:func:`current_env`)."""
+        token = _CURRENT.set(self)
+        try:
+            yield self
+        finally:
+            _CURRENT.reset(token)
+
+
+_CURRENT: contextvars.ContextVar = contextvars.ContextVar("headrace_env", default=None)
+
+
+def current_env() -> Env | None:
+    """The running processor's :class:`Env` (None outside a micro-batch): for compilers that
+    are called without one, such as the windows', to build their trees once per processor."""
+    return _CURRENT.get()
 
 
 def hoisted(df: DataFrame, hoist: Hoister | None, fn: Callable[[DataFrame], DataFrame]) -> DataFrame:

@@ -61,12 +61,16 @@ class PartialPlan:
         from .. import accumulators as _acc  # noqa: F401  (registers the accumulators)
         from ..registry import ACCUMULATORS
 
-        ctx = window_env().ctx()
-        out = []
-        for i, (name, acc) in enumerate((f, a) for f, a in self.group.items() if f != "_id"):
-            (op, arg), = acc.items()
-            out.append((name, f"_a{i}_", ACCUMULATORS[op](arg, ctx.at(f"$group.{name}.{op}"))))
-        return out
+        env = window_env()
+
+        def build() -> list[tuple[str, str, Any]]:
+            ctx = env.ctx()
+            out = []
+            for i, (name, acc) in enumerate((f, a) for f, a in self.group.items() if f != "_id"):
+                (op, arg), = acc.items()
+                out.append((name, f"_a{i}_", ACCUMULATORS[op](arg, ctx.at(f"$group.{name}.{op}"))))
+            return out
+        return env.once(self.group, build, "accumulators")
 
 
 def partial_plan(w: WindowSpec) -> PartialPlan | None:

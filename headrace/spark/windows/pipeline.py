@@ -7,10 +7,18 @@ from pyspark.sql import functions as F
 from ...spec.model import WindowSpec
 from .. import values as V
 from ..stages import Env, apply_stages
+from ..stages.base import current_env
 
 
 def window_env() -> Env:
-    """The expression environment of an inner pipeline: ``$meta`` window bounds from ``_w``."""
+    """The expression environment of an inner pipeline: ``$meta`` window bounds from ``_w``;
+    one per processor (kept in the running processor's :class:`Env`), so that the inner
+    stages build their trees once."""
+    outer = current_env()
+    return _new_window_env() if outer is None else outer.once(window_env, _new_window_env)
+
+
+def _new_window_env() -> Env:
     return Env(meta={"stream.window.start": V.to_variant(F.col("_w.start")),
                      "stream.window.end": V.to_variant(F.col("_w.end"))})
 
