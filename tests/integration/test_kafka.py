@@ -146,9 +146,13 @@ def test_reader_offsets_bounded_batches_and_new_topics(tansu):
 # ------------------------------------------------------------------ processors
 
 
-def test_windowed_processor_into_store_and_topic_with_bad_records_to_dlq(spark, tansu, tmp_path):
+def test_windowed_processor_into_store_then_into_topics_across_a_kill_9_of_the_cli(spark, tansu, tmp_path):
+    """One input (three partitions, two bad records), two processors: into the store, then into
+    a topic with the DLQ into a topic, run by the CLI, killed with SIGKILL after its third
+    micro-batch and restarted from its checkpoint: both give the exact windows, nothing twice."""
     src, out = _topic("in"), _topic("out")
     tansu.create_topic(src, 3)
+    tansu.create_topic(out, 3)
     parts = records()
     _produce(tansu.bootstrap, src, parts, extra={1: ["not json {", '["an", "array"]']})
     total = sum(len(x) for x in parts) + 2
@@ -163,10 +167,26 @@ def test_windowed_processor_into_store_and_topic_with_bad_records_to_dlq(spark, 
     assert sorted(d["doc"] for d in bad) == sorted(["not json {", '["an", "array"]'])
     assert all(d["_stream_meta"]["source"]["partition"] == f"{src}:1" for d in bad)
 
-    # the same into a topic, the DLQ into a topic too
-    _run(tmp_path, reg, pipeline(source, {"$emit": {"connectionName": "kafka", "topic": out}},
-                                 {"connectionName": "kafka", "db": "unused", "coll": out + "-dlq"}),
-         tmp_path / "c2", max_input=total)
+    # the same into a topic, the DLQ into a topic too, by the CLI, killed and restarted
+    source = {**source, "config": {"maxRecordsPerBatch": 15}}
+    pipe = pipeline(source, {"$emit": {"connectionName": "kafka", "topic": out}},
+                    {"connectionName": "kafka", "db": "unused", "coll": out + "-dlq"})
+    pf = tmp_path / "p.json"
+    pf.write_text(json.dumps(pipe))
+    ck = tmp_path / "ck"
+    cmd = [sys.executable, "-m", "headrace.cli", "process", str(pf), "--checkpoint", str(ck),
+           "--connections", str(f), "--home", str(tmp_path / "home")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    meta = ck / "headrace" / "meta"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if meta.exists() and any(int(p.stem) >= 3 for p in meta.glob("*.json")):
+            break
+        time.sleep(0.1)
+    assert proc.poll() is None, "the processor stopped by itself"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    _run(tmp_path, reg, pipe, ck, name=pf.stem, max_input=total)     # the CLI names the processor by its file
     assert plain(_read_topic(tansu.bootstrap, out)) == want
     assert sorted(d["doc"] for d in _read_topic(tansu.bootstrap, out + "-dlq")) == sorted(["not json {",
                                                                                          '["an", "array"]'])
@@ -200,35 +220,6 @@ def test_crash_between_topic_write_and_commit_writes_nothing_twice(spark, tansu,
     assert partial, "nothing was written before the crash"
     _run(tmp_path, reg, pipe, tmp_path / "c", max_input=total)
     assert plain(_read_topic(tansu.bootstrap, out)) == expected(parts)    # no duplicates
-
-
-def test_kill_9_of_the_cli_and_restart_gives_exact_output(spark, tansu, tmp_path):
-    src, out = _topic("in"), _topic("out")
-    tansu.create_topic(src, 3)
-    tansu.create_topic(out, 3)
-    parts = records(per_partition=30, seed=11)
-    _produce(tansu.bootstrap, src, parts)
-    total = sum(len(x) for x in parts)
-    f, reg = _registry(tmp_path, tansu.bootstrap)
-    pipe = pipeline({"connectionName": "kafka", "topic": src, "config": {"maxRecordsPerBatch": 15}},
-                    {"$emit": {"connectionName": "kafka", "topic": out}})
-    pf = tmp_path / "p.json"
-    pf.write_text(json.dumps(pipe))
-    ck = tmp_path / "ck"
-    cmd = [sys.executable, "-m", "headrace.cli", "process", str(pf), "--checkpoint", str(ck),
-           "--connections", str(f), "--home", str(tmp_path / "home")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    meta = ck / "headrace" / "meta"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and proc.poll() is None:
-        if meta.exists() and any(int(p.stem) >= 3 for p in meta.glob("*.json")):
-            break
-        time.sleep(0.1)
-    assert proc.poll() is None, "the processor stopped by itself"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    _run(tmp_path, reg, pipe, ck, name=pf.stem, max_input=total)     # the CLI names the processor by its file
-    assert plain(_read_topic(tansu.bootstrap, out)) == expected(parts)
 
 
 def test_unreachable_broker_retries_then_fails_naming_the_connection(spark, tmp_path):
