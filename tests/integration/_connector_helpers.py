@@ -1,7 +1,13 @@
-"""Shared by the Kafka and Redis tests: the windowed pipeline, its input and its expected output."""
+"""Shared by the Kafka and Redis tests: the windowed pipeline, its input and its expected output,
+and a CLI run killed with SIGKILL."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 from headrace import ejson
 
@@ -63,3 +69,25 @@ def pipeline(source: dict, sink: dict, dlq: dict | None = None) -> dict:
 def plain(docs) -> list[dict]:
     """Documents without ``_stream_meta``, sorted by ``_id``."""
     return sorted(({k: v for k, v in d.items() if k != "_stream_meta"} for d in docs), key=lambda d: d["_id"])
+
+
+def kill_cli_after_batch(pipe: dict, tmp_path: Path, connections: Path, batch: int = 3) -> tuple[Path, Path, str]:
+    """Run ``headrace process`` on ``pipe`` (written to ``p.json``) with checkpoint ``ck``, and
+    SIGKILL it once micro-batch ``batch`` is checkpointed. Returns the pipeline file, the
+    checkpoint and the process's standard error (asserting it had not stopped by itself)."""
+    pf = tmp_path / "p.json"
+    pf.write_text(json.dumps(pipe))
+    ck = tmp_path / "ck"
+    cmd = [sys.executable, "-m", "headrace.cli", "process", str(pf), "--checkpoint", str(ck),
+           "--connections", str(connections), "--home", str(tmp_path / "home")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    meta = ck / "headrace" / "meta"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if meta.exists() and any(int(p.stem) >= batch for p in meta.glob("*.json")):
+            break
+        time.sleep(0.1)
+    assert proc.poll() is None, "the processor stopped by itself"
+    proc.send_signal(signal.SIGKILL)
+    _out, err = proc.communicate()
+    return pf, ck, err.decode(errors="replace")

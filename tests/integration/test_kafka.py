@@ -6,10 +6,6 @@ DLQ, and an unreachable broker."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 
@@ -18,7 +14,7 @@ import yaml
 
 from headrace.connections import load_registry
 
-from _connector_helpers import expected, pipeline, plain, records
+from _connector_helpers import expected, kill_cli_after_batch, pipeline, plain, records
 
 pytestmark = pytest.mark.integration
 
@@ -171,21 +167,7 @@ def test_windowed_processor_into_store_then_into_topics_across_a_kill_9_of_the_c
     source = {**source, "config": {"maxRecordsPerBatch": 15}}
     pipe = pipeline(source, {"$emit": {"connectionName": "kafka", "topic": out}},
                     {"connectionName": "kafka", "db": "unused", "coll": out + "-dlq"})
-    pf = tmp_path / "p.json"
-    pf.write_text(json.dumps(pipe))
-    ck = tmp_path / "ck"
-    cmd = [sys.executable, "-m", "headrace.cli", "process", str(pf), "--checkpoint", str(ck),
-           "--connections", str(f), "--home", str(tmp_path / "home")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    meta = ck / "headrace" / "meta"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and proc.poll() is None:
-        if meta.exists() and any(int(p.stem) >= 3 for p in meta.glob("*.json")):
-            break
-        time.sleep(0.1)
-    assert proc.poll() is None, "the processor stopped by itself"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    pf, ck, _err = kill_cli_after_batch(pipe, tmp_path, f)
     _run(tmp_path, reg, pipe, ck, name=pf.stem, max_input=total)     # the CLI names the processor by its file
     assert plain(_read_topic(tansu.bootstrap, out)) == want
     assert sorted(d["doc"] for d in _read_topic(tansu.bootstrap, out + "-dlq")) == sorted(["not json {",

@@ -5,16 +5,12 @@ kill -9 of the CLI, bad entries to the DLQ, ``$merge`` refused, an unreachable s
 from __future__ import annotations
 
 import json
-import signal
 import socket
-import subprocess
-import sys
-import time
 import uuid
 
 import pytest
 import yaml
-from _connector_helpers import expected, pipeline, plain, records
+from _connector_helpers import expected, kill_cli_after_batch, pipeline, plain, records
 
 from headrace.connections import load_registry
 
@@ -159,22 +155,8 @@ def test_windowed_processor_from_three_streams_into_store_then_into_a_stream_acr
 
     pipe = pipeline({**source, "config": {"maxRecordsPerBatch": 15}},
                     {"$emit": {"connectionName": "redis", "stream": out}})
-    pf = tmp_path / "p.json"
-    pf.write_text(json.dumps(pipe))
-    ck = tmp_path / "ck"
-    cmd = [sys.executable, "-m", "headrace.cli", "process", str(pf), "--checkpoint", str(ck),
-           "--connections", str(f), "--home", str(tmp_path / "home")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    meta = ck / "headrace" / "meta"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and proc.poll() is None:
-        if meta.exists() and any(int(p.stem) >= 3 for p in meta.glob("*.json")):
-            break
-        time.sleep(0.1)
-    assert proc.poll() is None, "the processor stopped by itself"
-    proc.send_signal(signal.SIGKILL)
-    _out, err = proc.communicate()
-    assert redis_server.password not in err.decode()
+    pf, ck, err = kill_cli_after_batch(pipe, tmp_path, f)
+    assert redis_server.password not in err
     _run(reg, pipe, ck, max_input=total, name=pf.stem)     # the CLI names the processor by its file
     assert plain(_read_stream(redis_server, out)) == want          # nothing lost, nothing twice
 
