@@ -47,6 +47,7 @@ from ..timing import PLUS_INF, TimeState
 from . import values as V
 from .runtime.batch import BatchWork
 from .runtime.state import Checkpoint, EngineState, new_counters
+from .session import CodegenSwitch
 from .sources import DATA, END
 from .stages import Env, apply_stages
 
@@ -98,7 +99,7 @@ class Processor:
         self._env: Env | None = None   # expressions' environment and compiled trees, from the first batch
         self.sink_stats: dict | None = None   # what the sink reports (a zoned sink: its zones), summed
         self.dedup = None                     # the $source.dedup hook (runtime/dedup.py), set at start
-        self._codegen: bool | None = None     # generated code on for this query's jobs (per batch size)
+        self._codegen = CodegenSwitch()       # generated code for this query's jobs, per batch size
 
     @property
     def last_checkpoint(self) -> str | None:
@@ -215,8 +216,8 @@ class Processor:
         ts.ensure(self.partitions)
         env = self._env = self._env or Env(meta=self._source_meta())
         time_field = None if self.p.source.time_field is None else env.once(self.p.source, self._compile_time_field)
-        if self._codegen is None:
-            self._set_codegen(bdf.sparkSession, 0)
+        if self._codegen.on is None:
+            self._codegen.set(bdf.sparkSession, 0)
         src = prepare(bdf, self.p.source, time_field).persist()
         try:
             with env.active():
@@ -243,7 +244,7 @@ class Processor:
         ended = any(r["maxkind"] == END for r in stats)
         n_in = sum(r["n"] or 0 for r in stats)
         counters["input"] += n_in
-        self._set_codegen(src.sparkSession, n_in)
+        self._codegen.set(src.sparkSession, n_in)
         counters["inputBytes"] += sum(r["bytes"] or 0 for r in stats)
         counters["batches"] += 1
         w = self.w
@@ -305,16 +306,6 @@ class Processor:
         if self.o.on_output and res.get("outputs"):
             self.o.on_output(res["outputs"])
         return ended
-
-    def _set_codegen(self, spark, rows: int) -> None:
-        """Generated code for this batch's stages and sinks only when it has enough input rows
-        (:func:`.session.use_codegen`); the statistics job runs as the previous batch chose."""
-        from .session import codegen_min_rows, use_codegen
-
-        on = rows >= codegen_min_rows()
-        if on != self._codegen:
-            use_codegen(spark, on)
-            self._codegen = on
 
     def _phase(self, phase: str, batch_id: int) -> None:
         """Crash injection points (:mod:`headrace.faults`, ``RunOptions.fault``): ``after_dedup``

@@ -157,6 +157,22 @@ def use_codegen(spark, on: bool) -> None:
     spark.conf.set("spark.sql.codegen.factoryMode", "FALLBACK" if on else "NO_CODEGEN")
 
 
+class CodegenSwitch:
+    """A processor's evaluation mode: generated code for a batch's stages and sinks only when the
+    batch has at least :func:`codegen_min_rows` input rows (:func:`use_codegen` on the query's
+    own session). It keeps the last choice, so a batch's statistics job runs as the previous
+    batch chose."""
+
+    def __init__(self) -> None:
+        self.on: bool | None = None
+
+    def set(self, spark, rows: int) -> None:
+        on = rows >= codegen_min_rows()
+        if on != self.on:
+            use_codegen(spark, on)
+            self.on = on
+
+
 def _quiet_codegen(spark) -> None:
     """Silence the code generator's "Failed to compile" (e.g. "Code grows beyond 64 KB") logs:
     Spark then evaluates that plan part without generated code, which is correct, just slower;

@@ -36,8 +36,22 @@ from ..mql import accumulators as mqlacc
 from ..mql.expressions import is_constant
 from . import values as V
 from .registry import ACCUMULATORS, Ctx, first_error
+from .stages.base import Env, current_env
 
 BASE = ("_w", "_seq", "doc", "_err")
+
+
+def window_env() -> Env:
+    """The expression environment of an inner pipeline: ``$meta`` window bounds from ``_w``;
+    one per processor (kept in the running processor's :class:`Env`), so that the inner
+    stages build their trees once."""
+    outer = current_env()
+    return _new_window_env() if outer is None else outer.once(window_env, _new_window_env)
+
+
+def _new_window_env() -> Env:
+    return Env(meta={"stream.window.start": V.to_variant(F.col("_w.start")),
+                     "stream.window.end": V.to_variant(F.col("_w.end"))})
 
 
 def _split(df: DataFrame) -> tuple[DataFrame, DataFrame]:
@@ -65,8 +79,6 @@ class GroupInputs:
 def group_inputs(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx]) -> GroupInputs:
     """Evaluate ``_id`` and the accumulators' inputs per document (rows that failed before are
     left out: the caller passes them on)."""
-    from .windows.pipeline import window_env
-
     extras = _extras(df)
     c = window_env().once(spec, lambda: _group_columns(spec, ctx_factory, extras), "group:" + ",".join(extras))
     rows = df.filter(F.col("_err").isNull()).select(*c.cols)

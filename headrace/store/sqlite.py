@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -20,6 +21,24 @@ _TABLE = "c_"
 
 def _table(coll: str) -> str:
     return '"' + _TABLE + coll.replace('"', '""') + '"'
+
+
+_TIMEOUT_S = 60
+
+
+def _wal(c: sqlite3.Connection) -> None:
+    """Put the database in WAL mode. SQLite does not wait (busy timeout) for the lock that
+    switches a new database's journal mode: two sink tasks creating the same database at once
+    got "database is locked" (about 1 in 60 in a three-process test), so the switch is retried."""
+    deadline = time.monotonic() + _TIMEOUT_S
+    while True:
+        try:
+            c.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 class SQLiteStore:
@@ -37,8 +56,8 @@ class SQLiteStore:
         if db not in conns:
             if not db or "/" in db or db.startswith("."):
                 raise ValueError(f"invalid database name {db!r}")
-            c = sqlite3.connect(self.path / f"{db}.sqlite", timeout=60, isolation_level=None)
-            c.execute("PRAGMA journal_mode=WAL")
+            c = sqlite3.connect(self.path / f"{db}.sqlite", timeout=_TIMEOUT_S, isolation_level=None)
+            _wal(c)
             c.execute("PRAGMA synchronous=NORMAL")
             conns[db] = c
         return conns[db]

@@ -59,3 +59,27 @@ def test_registry_yaml_and_redaction(tmp_path):
     f.write_text("connections: [1, 2\n")
     with pytest.raises(ConfigError):
         load_registry(f)
+
+
+def test_sink_tasks_creating_one_database_at_once_all_write(tmp_path):
+    """Sink tasks open the store concurrently; on a new database SQLite does not wait for the
+    lock that switches it to WAL, so without a retry about one trial in eight failed with
+    "database is locked" (seen in ``test_exactlyonce_pg``'s DLQ into the store)."""
+    import threading
+
+    for trial in range(40):
+        path, errors = tmp_path / str(trial), []
+
+        def write(i: int) -> None:
+            try:
+                open_store(path).collection("eo", "dlq").insert_many([{"_id": i}])
+            except Exception as e:     # noqa: BLE001 - collected for the assertion
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=write, args=(i,)) for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, f"trial {trial}: {errors}"
+        assert open_store(path).collection("eo", "dlq").count() == 3

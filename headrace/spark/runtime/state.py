@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,5 +125,14 @@ class Checkpoint:
         self.last_saved = _dt.datetime.now(_dt.timezone.utc).isoformat()
 
     def size(self) -> int:
-        """Bytes of window state on disk."""
-        return sum(f.stat().st_size for f in self.state.rglob("*") if f.is_file())
+        """Bytes of window state on disk. Read while the batch writes (the stats of a running
+        processor): a file or directory that vanishes meanwhile (a Parquet write's
+        ``_temporary``) is skipped."""
+        total = 0
+        for root, _dirs, files in os.walk(self.state):     # os.walk skips directories that vanish
+            for name in files:
+                try:
+                    total += os.stat(os.path.join(root, name)).st_size
+                except FileNotFoundError:
+                    pass
+        return total

@@ -35,7 +35,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ...spec.model import WindowSpec
-from .pipeline import window_env
+from ..window_stages import window_env
 
 #: Merge the live state files into one when there are more than this many.
 COMPACT_AFTER = 4
