@@ -13,6 +13,12 @@ Each run is a fresh process, timed from spawn to exit (wall clock), the systems 
 
 The headrace column also gives the time until its first output line (after the SparkSession
 starts, parsing and planning), read from the child's stdout as it comes.
+
+With ``--serve`` (the default), a third system: ``headrace sp process pipeline.json`` against a
+``headrace serve --warm --tier SP30`` instance (2 cores, like ``local[*]`` here) started once in a
+temp home, so the run reuses the instance's warm session. It is timed from spawn to exit of the
+CLI (Python start, HTTP request, the run, printing); the first run after the instance starts is
+reported apart (it waits for the worker's session when ``--warm`` has not finished).
 """
 from __future__ import annotations
 
@@ -72,6 +78,51 @@ def run_headrace(tmp: Path) -> dict:
     return {"wall": wall, "first": first}
 
 
+class Serve:
+    """A ``headrace serve --warm`` instance in a temp home, on a free loopback port."""
+
+    def __init__(self, tmp: Path):
+        import socket
+        import urllib.request
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, "HEADRACE_ADMIN_TOKEN": "bench-admin-token", "HEADRACE_READER_TOKEN": "bench-rd",
+                    "HEADRACE_URL": self.url, "HEADRACE_TOKEN": "bench-admin-token"}
+        self.proc = subprocess.Popen([_python(), "-m", "headrace.cli", "serve", "--home", str(tmp / "home"),
+                                      "--port", str(self.port), "--tier", "SP30", "--warm"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env, cwd=tmp)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(self.url + "/healthz", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError("headrace serve did not start")
+                time.sleep(0.2)
+
+    def run(self, tmp: Path) -> dict:
+        pipe = tmp / "three.json"
+        pipe.write_text(json.dumps(PIPELINE))
+        t0 = time.monotonic()
+        r = subprocess.run([_python(), "-m", "headrace.cli", "sp", "process", str(pipe)], capture_output=True,
+                           text=True, env=self.env, cwd=tmp)
+        wall = time.monotonic() - t0
+        if r.returncode or len(r.stdout.splitlines()) != 3:
+            return {"error": f"rc={r.returncode} {(r.stderr.strip().splitlines() or ['?'])[-1]}"}
+        return {"wall": wall}
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
 def run_pyspark(tmp: Path) -> dict:
     t0 = time.monotonic()
     r = subprocess.run([_python(), "-c", PYSPARK], capture_output=True, text=True, cwd=tmp,
@@ -96,19 +147,35 @@ def _fmt(xs: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-serve", dest="serve", action="store_false", help="skip the sp process rows")
     a = ap.parse_args(argv)
     load0 = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    res: dict[str, list[dict]] = {"headrace": [], "pyspark": []}
+    res: dict[str, list[dict]] = {"headrace": [], "pyspark": [], "sp": [], "sp_first": []}
     for i in range(a.runs):
         for name, fn in (("headrace", run_headrace), ("pyspark", run_pyspark)):
             with tempfile.TemporaryDirectory(prefix=f"ephemeral-{name}-") as tmp:
                 r = fn(Path(tmp))
             res[name].append(r)
             print(f"run {i + 1} {name}: {r}", flush=True)
+    if a.serve:
+        with tempfile.TemporaryDirectory(prefix="ephemeral-serve-") as tmp:
+            srv = Serve(Path(tmp))
+            try:
+                res["sp_first"].append(srv.run(Path(tmp)))
+                for i in range(max(3, a.runs)):
+                    res["sp"].append(srv.run(Path(tmp)))
+                    print(f"run {i + 1} sp process: {res['sp'][-1]}", flush=True)
+            finally:
+                srv.stop()
     load1 = " ".join(f"{x:.2f}" for x in os.getloadavg())
     hw = [r["wall"] for r in res["headrace"] if "wall" in r]
     pw = [r["wall"] for r in res["pyspark"] if "wall" in r]
     first = [r["first"] for r in res["headrace"] if r.get("first") is not None]
+    sw = [r["wall"] for r in res["sp"] if "wall" in r]
+    sf = [r["wall"] for r in res["sp_first"] if "wall" in r]
+    sp_rows = [f"| `headrace sp process` on a warm `serve` (same pipeline; {len(sw)} runs) | {_fmt(sw)} | "
+               f"{statistics.median(hw) / statistics.median(sw):.2f}x | |",
+               f"| the same, first run after `serve --warm` started | {_fmt(sf)} | | |"] if sw and hw else []
     ratio = f"{statistics.median(hw) / statistics.median(pw):.2f}x" if hw and pw else "-"
     errors = [r["error"] for rs in res.values() for r in rs if "error" in r]
     md = "\n".join([
@@ -121,10 +188,11 @@ def main(argv: list[str] | None = None) -> int:
         f"- Load average (1/5/15 min) before: {load0}; after: {load1}",
         f"- Runs per system: {a.runs}, each a fresh process, interleaved; median [range], seconds",
         "",
-        "| system | wall time, s (spawn to exit) | headrace ÷ it | first output, s |",
+        "| system | wall time, s (spawn to exit) | `headrace process` ÷ it | first output, s |",
         "|---|---:|---:|---:|",
         f"| `headrace process` (3 inline documents, `$project`) | {_fmt(hw)} |  | {_fmt(first)} |",
         f"| bare PySpark (session, 3-row filter, collect, stop) | {_fmt(pw)} | {ratio} | |",
+        *sp_rows,
         "",
         *([f"Errors: {errors}", ""] if errors else []),
     ])

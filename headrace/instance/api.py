@@ -37,6 +37,14 @@ class ModifyBody(BaseModel):
     options: dict[str, Any] | None = None
 
 
+class ProcessBody(BaseModel):
+    pipeline: list[dict[str, Any]] = Field(description="aggregation pipeline: $source first; a sink is optional")
+    options: dict[str, Any] = Field(default_factory=dict)
+    limit: int | None = Field(None, description="stop after this many outputs (default 1000)")
+    duration: float | None = Field(None, description="stop after this many seconds (default 60, at most 600)")
+    name: str = Field("process", description="the processorName its DLQ entries carry")
+
+
 def _status(exc: HeadraceError) -> int:
     if isinstance(exc, NotFound):
         return 404
@@ -146,6 +154,15 @@ def build_app(cp: ControlPlane, tokens: Tokens, lifespan: Any = None) -> FastAPI
         ``?inputMessageCount=80``) and the state is ``state``; 408 ``WAIT_TIMEOUT`` otherwise."""
         want = {k: int(v) for k, v in request.query_params.items() if k.endswith("Count")}
         return cp.wait(name, want, state, timeout)
+
+    @app.post("/api/process", dependencies=[Depends(admin)], tags=["processors"])
+    def process(body: ProcessBody) -> dict:
+        """sp.process(pipeline): an ephemeral run on the instance's warm worker, answered with its
+        outputs, DLQ entries and stats (``{outputs, dlq, stats, truncated, seconds}``). Ends when a
+        finite source is exhausted, after ``limit`` outputs or ``duration`` seconds. An invalid
+        pipeline is refused (400) before anything runs."""
+        return cp.processes.run(body.pipeline, body.options, limit=body.limit, duration=body.duration,
+                                name=body.name)
 
     @app.get("/api/workers", dependencies=[Depends(reader)], tags=["instance"])
     def workers() -> list[dict]:

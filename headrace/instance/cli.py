@@ -19,6 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--tier", default="SP10", help="worker tier: SP2, SP5, SP10, SP30, SP50 (cores and memory)")
     s.add_argument("--master", help="Spark master URL for the workers' sessions (default local[cores of tier])")
     s.add_argument("--trigger-ms", type=int, help="micro-batch trigger interval of the workers' queries")
+    s.add_argument("--warm", action="store_true",
+                   help="start the worker for ephemeral runs (sp process) at boot, not at the first run")
     s.set_defaults(func=cmd_serve)
 
     sp = sub.add_parser("sp", help="manage processors of a running instance (headrace serve)")
@@ -29,6 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("name")
     c.add_argument("pipeline", help="JSON file: an array of stages or {pipeline, options}")
     c.add_argument("--options", help="options as JSON, e.g. '{\"dlq\": {...}}'")
+    pr = ssub.add_parser("process", help="run a pipeline file ephemerally on the instance's warm worker "
+                                         "(outputs and DLQ entries as JSON lines, like headrace process)")
+    pr.add_argument("pipeline", help="JSON file: an array of stages or {pipeline, options}")
+    pr.add_argument("--limit", type=int, help="stop after N outputs (default 1000)")
+    pr.add_argument("--duration", type=float, help="stop after S seconds (default 60)")
+    pr.add_argument("--stats", action="store_true", help="print the run's stats as JSON on stderr")
     for name in ("start", "stop", "drop", "sample", "stats"):
         p = ssub.add_parser(name)
         p.add_argument("name")
@@ -81,6 +89,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     async def lifespan(_app):
         # processors that were STARTED restart in the background: the API answers meanwhile
         threading.Thread(target=cp.boot, daemon=True, name="boot").start()
+        if args.warm:
+            threading.Thread(target=cp.processes.warm, daemon=True, name="warm").start()
         yield
         cp.shutdown()
 
@@ -98,6 +108,8 @@ def cmd_sp(args: argparse.Namespace) -> int:
     c = Client(args.url, args.token)
     sp = c.sp
     cmd = args.sp_cmd
+    if cmd == "process":
+        return _sp_process(sp, args)
     if cmd == "create":
         obj = ejson.to_plain(ejson.loads(Path(args.pipeline).read_text()))
         stages, opts = (obj["pipeline"], obj.get("options", {})) if isinstance(obj, dict) else (obj, {})
@@ -122,4 +134,19 @@ def cmd_sp(args: argparse.Namespace) -> int:
     else:
         out = sp.list_connections()
     print(json.dumps(out, indent=2, default=str))
+    return 0
+
+
+def _sp_process(sp, args: argparse.Namespace) -> int:
+    from .. import ejson
+    from ..commands import _print_dlq, _print_docs
+
+    obj = ejson.to_plain(ejson.loads(Path(args.pipeline).read_text()))
+    stages, opts = (obj["pipeline"], obj.get("options", {})) if isinstance(obj, dict) else (obj, {})
+    res = sp.process(stages, opts, limit=args.limit, duration=args.duration)
+    _print_docs([ejson.from_plain(d) for d in res["outputs"]])
+    _print_dlq([ejson.from_plain(d) for d in res["dlq"]])
+    if args.stats:
+        print(json.dumps({**res["stats"], "seconds": res["seconds"], "truncated": res["truncated"]}, indent=2),
+              file=sys.stderr)
     return 0

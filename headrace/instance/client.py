@@ -2,6 +2,7 @@
 
     from headrace import Client
     sp = Client("http://127.0.0.1:8470", token).sp
+    sp.process(pipeline)                      # ephemeral run on the instance's warm worker
     sp.create("proc01", pipeline, {"dlq": {...}})
     sp["proc01"].start(); sp.proc01.stats(verbose=True); sp.proc01.sample(); sp.proc01.stop()
     sp.list(); sp.workers(); sp.list_connections()
@@ -85,6 +86,18 @@ class SP:
         return self._c.request("GET", "/api/processors")
 
     listStreamProcessors = list
+
+    def process(self, pipeline: list, options: dict | None = None, *, limit: int | None = None,
+                duration: float | None = None, name: str = "process") -> dict:
+        """sp.process(pipeline): run it ephemerally on the instance's warm worker; ``{outputs, dlq,
+        stats, truncated, seconds}`` with documents as relaxed Extended JSON (DLQ entries carry
+        ``processorName: name``)."""
+        body: dict = {"pipeline": pipeline, "options": options or {}, "name": name}
+        if limit is not None:
+            body["limit"] = limit
+        if duration is not None:
+            body["duration"] = duration
+        return self._c.request("POST", "/api/process", json=body)
 
     def workers(self) -> list[dict]:
         return self._c.request("GET", "/api/workers")

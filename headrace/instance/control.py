@@ -23,6 +23,7 @@ from ..connections import load_registry, redact
 from ..errors import HeadraceError
 from .catalog import Catalog, ProcessorRow
 from .compat import check_resume
+from .ephemeral import ProcessRunner
 from .placement import Placement
 from .workers import WorkerGone, WorkerHandle
 
@@ -66,6 +67,8 @@ class ControlPlane:
         self.changed = threading.Condition()     # notified after every sample and lifecycle change
         self.sample_interval = sample_interval
         self._sampler = threading.Thread(target=self._sample_loop, daemon=True, name="sampler")
+        self.processes = ProcessRunner(self.home, tier=tier, connections=self.connections, master=master,
+                                       validate=self._validated)
 
     # ------------------------------------------------------------------ boot / shutdown
     def boot(self) -> None:
@@ -84,6 +87,7 @@ class ControlPlane:
     def shutdown(self) -> None:
         """End every worker; processors keep their catalog state (``STARTED`` ones restart at boot)."""
         self._stop.set()
+        self.processes.shutdown()
         with self.lock:
             for w in list(self.workers.values()):
                 w.shutdown()
@@ -96,6 +100,14 @@ class ControlPlane:
         if row is None:
             raise NotFound(f"no processor named {name!r}")
         return row
+
+    def _validated(self, pipeline: Any, options: dict | None) -> dict:
+        """``{pipeline, options}`` once parsed and checked against the registry (raises otherwise)."""
+        from ..validate import check_connections
+
+        parsed, stages, options = _parse(pipeline, options)
+        check_connections(parsed, self.registry)
+        return {"pipeline": stages, "options": options}
 
     def create(self, name: str, pipeline: Any, options: dict | None = None) -> dict:
         if not isinstance(name, str) or not NAME.match(name):
@@ -257,9 +269,11 @@ class ControlPlane:
 
     def workers_list(self) -> list[dict]:
         snap = self.placement.snapshot()
-        return [{"id": wid, "pid": w.pid, "tier": w.tier, "alive": w.alive,
-                 "slots": snap.get(wid, [None] * self.placement.slots)}
-                for wid, w in sorted(self.workers.items())]
+        out = [{"id": wid, "pid": w.pid, "tier": w.tier, "alive": w.alive, "role": "processors",
+                "slots": snap.get(wid, [None] * self.placement.slots)}
+               for wid, w in sorted(self.workers.items())]
+        info = self.processes.info()
+        return out + ([{**info, "slots": []}] if info else [])
 
     def list_connections(self) -> list[dict]:
         return self.registry.list()

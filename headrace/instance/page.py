@@ -37,7 +37,7 @@ async function refresh(){
    <td>${fmt(p.outputMessageCount)}</td><td>${fmt(p.watermark)}</td><td>${fmt(p.watermarkLagSeconds)}</td>
    <td>${fmt(p.dlqMessageCount)}</td><td class="muted">${esc(p.lastError||'')}</td></tr>`).join('');
   document.getElementById('workers').innerHTML=workers.map(w=>`<tr><td>${w.id}</td><td>${w.pid}</td>
-   <td>${esc(w.tier)}</td><td>${w.slots.map(s=>s==null?'<span class="muted">free</span>':esc(s)).join(' · ')}</td></tr>`).join('');
+   <td>${esc(w.tier)}</td><td>${w.role==='process'?`<span class="muted">ephemeral runs: ${fmt(w.runs)}</span>`:w.slots.map(s=>s==null?'<span class="muted">free</span>':esc(s)).join(' · ')}</td></tr>`).join('');
   document.getElementById('updated').textContent='updated '+new Date().toISOString();
  }catch(e){document.getElementById('updated').textContent=String(e);}
 }

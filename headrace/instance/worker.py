@@ -122,6 +122,7 @@ class Worker:
         self.hosted: dict[str, Hosted] = {}
         self._send_lock = threading.Lock()
         self._lock = threading.Lock()
+        self._process_lock = threading.Lock()
 
     def send(self, msg: dict) -> None:
         with self._send_lock:
@@ -187,6 +188,34 @@ class Worker:
         with self._lock:
             self.hosted.pop(name, None)
         return stats
+
+    def op_process(self, pipeline: dict, name: str = "process", limit: int | None = None,
+                   duration: float | None = None) -> dict:
+        """An ephemeral run (``sp.process``) on this worker's warm session: a temp checkpoint,
+        outputs and DLQ entries collected up to ``limit`` outputs or ``duration`` seconds (a finite
+        source ends earlier). Runs one at a time. Returns relaxed Extended JSON."""
+        import tempfile
+        from pathlib import Path
+
+        from ..launch import Prepared, start
+        from ..connections import load_registry
+        from ..spec import parse_pipeline
+        from ..validate import check_connections
+
+        parsed = parse_pipeline(pipeline)
+        registry = load_registry(self.connections, self.home)
+        check_connections(parsed, registry)
+        outputs: list = []
+        dlq: list = []
+        with self._process_lock, tempfile.TemporaryDirectory(prefix="headrace-process-") as tmp:
+            t0 = time.monotonic()
+            proc = start(Prepared(parsed, registry), name=name, checkpoint=Path(tmp), spark_master=self.master,
+                         on_output=outputs.extend, on_dlq=dlq.extend)
+            stats = proc.run(duration_s=duration, limit=limit)
+            seconds = round(time.monotonic() - t0, 3)
+        truncated = limit is not None and len(outputs) > limit
+        return {"outputs": [_plain(d) for d in outputs[:limit]], "dlq": [_plain(d) for d in dlq],
+                "stats": _plain(stats), "truncated": truncated, "seconds": seconds}
 
     def op_stats(self, name: str, verbose: bool = False) -> dict:
         h = self._get(name)

@@ -270,3 +270,63 @@ def test_cli_and_python_client(inst):
     r = run("--token", ADMIN, "stats", "ghost")
     assert r.returncode == 2 and "PROCESSOR_NOT_FOUND" in r.stderr
     assert READER not in r.stdout + r.stderr
+
+
+def test_process_runs_ephemerally_on_one_warm_worker(inst, tmp_path):
+    """sp.process: refused before anything runs when invalid; answered from worker 0, whose
+    session serves the next run too; the CLI prints what ``headrace process`` prints; a killed
+    process worker is provisioned again by the next run."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    docs = [{"zeta": 1, "n": "7"}, {"zeta": 3, "n": "q"}, {"zeta": 5, "n": "12"}]
+    pipe = [{"$source": {"documents": docs}}, {"$project": {"_id": 0, "zeta": 1, "c": {"$toInt": "$n"}}}]
+    with pytest.raises(ApiError) as ei:
+        inst.sp.process([{"$source": {"documents": docs}}, {"$project": {"c": {"$toInt": 1, "x": 2}}}])
+    assert ei.value.status == 400 and ei.value.code.startswith("EXPR_")
+    with pytest.raises(ApiError) as ei:
+        inst.sp.process([{"$source": {"connectionName": "nowhere", "stream": "x"}}])
+    assert ei.value.status == 400 and "nowhere" in str(ei.value)
+    with pytest.raises(ApiError) as ei:
+        inst.sp.process(pipe, duration=0)
+    assert ei.value.status == 400 and ei.value.code == "PROCESS_DURATION_INVALID"
+    with pytest.raises(ApiError) as ei:
+        inst.reader.sp.process(pipe)
+    assert ei.value.status == 403
+    assert not [w for w in inst.workers() if w.get("role") == "process"]   # nothing ran
+
+    res = inst.sp.process(pipe, name="quick")
+    strip = lambda d: {k: v for k, v in d.items() if k != "_stream_meta"}  # noqa: E731
+    assert [strip(d) for d in res["outputs"]] == [{"zeta": 1, "c": 7}, {"zeta": 5, "c": 12}]
+    assert len(res["dlq"]) == 1 and res["dlq"][0]["processorName"] == "quick"
+    assert "\"q\"" in res["dlq"][0]["errInfo"]["reason"] and res["dlq"][0]["doc"]["n"] == "q"
+    assert res["stats"]["inputMessageCount"] == 3 and res["truncated"] is False
+    (w0,) = [w for w in inst.workers() if w.get("role") == "process"]
+    assert w0["id"] == 0 and w0["runs"] == 1 and w0["slots"] == []
+
+    limited = inst.sp.process([{"$source": {"documents": [{"i": i} for i in range(50)]}}], limit=5)
+    assert len(limited["outputs"]) == 5
+    (w0b,) = [w for w in inst.workers() if w.get("role") == "process"]
+    assert w0b["pid"] == w0["pid"] and w0b["runs"] == 2          # the same warm session
+
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps(pipe))
+    env = {**os.environ, "HEADRACE_URL": inst.url, "HEADRACE_TOKEN": ADMIN}
+    r = subprocess.run([sys.executable, "-m", "headrace.cli", "sp", "process", str(f)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [strip(d) for d in lines if "_dlqMessage" not in d] == [{"zeta": 1, "c": 7}, {"zeta": 5, "c": 12}]
+    (dl,) = [d["_dlqMessage"] for d in lines if "_dlqMessage" in d]
+    assert dl["operatorName"] == "$project" and "_id" not in dl
+
+    os.kill(w0["pid"], signal.SIGKILL)
+    time.sleep(0.5)          # the kernel ends the process (a death the next run checks for)
+    again = inst.sp.process(pipe)
+    assert [strip(d) for d in again["outputs"]] == [{"zeta": 1, "c": 7}, {"zeta": 5, "c": 12}]
+    (w1,) = [w for w in inst.workers() if w.get("role") == "process"]
+    assert w1["pid"] != w0["pid"] and w1["alive"]

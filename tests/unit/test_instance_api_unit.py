@@ -82,3 +82,21 @@ def test_connections_metrics_openapi_page_without_secrets(client):
                                                                        "/api/connections", "/metrics", "/"))
     for secret in (A, R, "hunter2pw"):
         assert secret not in everything
+
+
+def test_process_is_refused_before_any_worker_starts(client):
+    """sp.process answers 400 for an invalid pipeline, limit or duration and 403 for a reader,
+    without provisioning the process worker (no worker process is started here)."""
+    ok = [{"$source": {"documents": [{"a": 1}]}}]
+    r = client.post("/api/process", headers=_h(R), json={"pipeline": ok})
+    assert r.status_code == 403
+    r = client.post("/api/process", headers=_h(A), json={"pipeline": ok + [{"$group": {}}]})
+    assert r.status_code == 400 and r.json()["error"]["stage"] == "$group"
+    r = client.post("/api/process", headers=_h(A), json={"pipeline": [{"$source": {"connectionName": "nope",
+                                                                                    "stream": "s"}}]})
+    assert r.status_code == 400 and "nope" in r.json()["error"]["message"]
+    for body, code in (({"limit": 0}, "PROCESS_LIMIT_INVALID"), ({"limit": 10**9}, "PROCESS_LIMIT_INVALID"),
+                       ({"duration": 601}, "PROCESS_DURATION_INVALID"), ({"duration": -1}, "PROCESS_DURATION_INVALID")):
+        r = client.post("/api/process", headers=_h(A), json={"pipeline": ok, **body})
+        assert r.status_code == 400 and r.json()["error"]["code"] == code, (body, r.json())
+    assert [w for w in client.get("/api/workers", headers=_h(R)).json() if w.get("role") == "process"] == []
