@@ -1,0 +1,121 @@
+"""MQL values over Spark VARIANT columns: the shared vocabulary of every compiler module.
+
+Conventions (all functions take and return ``pyspark.sql.Column``):
+- A value is a VARIANT column. SQL NULL means *missing*; a VARIANT null (``is_variant_null``)
+  means BSON ``null``. Encoding of BSON types in VARIANT: see ``headrace.spark.docs``.
+- Integers: a VARIANT integer is MQL ``int`` when it fits in 32 bits, else ``long``.
+- Nothing here raises per record: functions return SQL NULL where MQL has no value.
+
+API (stable; other modules import these names):
+  MISSING, NULL                         -- literal columns
+  lit_value(python_value) -> Column     -- a constant (headrace.ejson model) as VARIANT
+  to_variant(col, spark_type=None)      -- a typed Spark column as VARIANT (null stays missing)
+  type_name(v)                          -- MQL $type name: "missing","null","int","long","double",
+                                           "decimal","string","object","array","binData",
+                                           "objectId","bool","date","minKey","maxKey"
+  type_rank(v)                          -- BSON comparison-order rank (int) of v's type
+  is_missing(v), is_null_or_missing(v), is_number(v), is_string(v), is_date(v),
+  is_array(v), is_object(v), is_bool(v)
+  as_double(v), as_long(v), as_string(v), as_bool_raw(v), as_timestamp(v)
+                                        -- typed value when v has that MQL type, else NULL
+  truthy(v)                             -- MQL truthiness as a Spark boolean (false for
+                                           missing, null, false, 0; true otherwise)
+  get_path(v, "a.b.c")                  -- aggregation field-path semantics (arrays traversed:
+                                           "$a.b" over an array of documents gives the array of
+                                           their b values, missing ones skipped)
+  array_elems(v)                        -- ARRAY<VARIANT> of an array value, else NULL
+  make_array(cols) / make_object(pairs) -- build VARIANT arrays / objects
+  set_fields(doc, {path: value_col})    -- doc with fields set (dotted paths create sub-docs;
+                                           a missing value removes the field)
+  unset_fields(doc, [paths])
+  compare(a, b)                         -- -1/0/1 in MongoDB's total order (type rank, then value;
+                                           missing sorts as null)
+  equal(a, b)                           -- MQL equality (numbers by value across int/long/double)
+  sort_key(v)                           -- an orderable Spark column (struct) realising compare()
+
+Modules: ``base`` (constants, VARIANT paths, marks, ``let``, type-code tables), ``types``
+(type codes and tests, typed accessors, truthiness), ``build`` (constants, typed columns,
+arrays and objects as VARIANT), ``paths`` (field paths), ``order`` (comparison); import the
+names from this package.
+
+Extras used by the expression compiler:
+  let(col, fn), let_many(cols, fn)      -- evaluate a column once and use it many times (a
+                                           one-element ``transform``; skipped for cheap columns)
+  type_code(v), TYPE_NAMES, CODE        -- the MQL type as an INT code (integers: CODE["int"])
+  rank_of_code(code)                    -- BSON order rank of a type code
+  sort_key_coded(x, c), compare_coded(a, b, ca, cb) -- sort_key / compare with known codes
+  as_decimal(v)                         -- DECIMAL(38,18) of a number (NULL when out of range)
+  as_integral(v)                        -- BIGINT of a number with an integral value, else NULL
+  is_integer(v)                         -- MQL int or long
+  is_object_raw(v)                      -- any VARIANT object (incl. $oid / $minKey wrappers)
+  object_entries(v)                     -- MAP<STRING,VARIANT> of a document, else NULL
+  oid_hex(v)                            -- the hex string of an ObjectId value, else NULL
+  variant_path(*keys)                   -- a ``variant_get`` path for literal keys
+  from_double(c), from_long(c)          -- a DOUBLE / BIGINT column as VARIANT
+  const_of(col)                         -- the Python value of a ``lit_value`` column, if any
+
+Cost model: Spark's analyzer makes about one pass over the whole plan per level of lambda
+nesting, so helpers avoid nesting lambdas and repeat small expressions instead of binding them.
+Type tests never cast strings to numbers (a failing cast is slow); they read the VARIANT type.
+
+Deviations (accepted): ``Int64`` values that fit in 32 bits read back as ``int``; object fields
+are stored sorted by name, so object comparison follows sorted field order; ``compare`` and
+``sort_key`` compare the elements of arrays and documents by value and containers nested deeper
+by their JSON text; field paths (``get_path``, ``set_fields``, ``unset_fields``) traverse
+arrays and arrays nested one level deeper, not deeper.
+
+Field order (not kept; what keeping it would take). VARIANT sorts only an object's field-id and
+offset lists by name; the value bytes may lie in any order, and both builders (pyspark's
+``VariantBuilder`` and the JVM's ``finishWritingObject``: ``parse_json``, ``to_variant_object``)
+append values in the order given, so insertion order is readable from the offsets right after a
+build. But the JVM's ``VariantBuilder.appendVariant``, used whenever an object is copied into
+another (a nested object in ``to_variant_object``, an array cast to VARIANT, ...), writes the
+fields in id-list (sorted) order, and ``toJson``/``toPython`` read in that order: offsets are not
+a sound carrier. A sound design: a reserved field in every object (a name users cannot write,
+sorting first) holding the array of its field names in insertion order: an ordinary field, so
+it survives every copy. Written by ``docs._Builder`` and the JVM parse path; maintained by
+``make_object`` (pairs' order), ``set_fields`` (existing order, new names appended, a replaced
+name keeps its place), ``unset_fields``, ``$project`` (``_id`` first), ``$group`` output
+(``_id`` first, then the accumulators in spec order) and the object operators
+(``$mergeObjects $setField $unsetField $arrayToObject $objectToArray``); skipped by every
+reader of object entries (``object_entries``, ``$jsonSchema``'s property keywords); used by
+``compare``/``equal`` on documents (order-sensitive ``$eq``, as MongoDB) and by the sinks and
+``docs.from_variant`` to print fields in order.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from . import base as _base
+from .base import (CODE, NUMBER_CODES, RANKS, TYPE_NAMES, const_of, from_double, from_long, is_simple, let,
+                   let_many, variant_path)
+# for the hoister and the typed-value helpers of the expression compiler
+from .base import _tvg, derived, hoisted_ref  # noqa: F401
+from .build import array_elems, lit_value, make_array, make_object, object_entries, to_variant
+from .order import compare, compare_coded, equal, sort_key, sort_key_coded
+from .paths import get_path, set_fields, unset_fields
+from .types import _code_of, _num_double  # noqa: F401
+from .types import (as_bool_raw, as_decimal, as_double, as_integral, as_long,
+                    as_string, as_timestamp, is_array, is_bool, is_date, is_integer, is_missing, is_null_or_missing,
+                    is_number, is_object, is_object_raw, is_string, oid_hex, rank_of_code, truthy, type_code,
+                    type_name, type_rank)
+
+__all__ = [
+    "MISSING", "NULL", "lit_value", "to_variant", "type_name", "type_rank", "is_missing",
+    "is_null_or_missing", "is_number", "is_string", "is_date", "is_array", "is_object",
+    "is_bool", "as_double", "as_long", "as_string", "as_bool_raw", "as_timestamp", "truthy",
+    "get_path", "array_elems", "make_array", "make_object", "set_fields", "unset_fields",
+    "compare", "equal", "sort_key", "as_decimal", "as_integral", "is_integer", "is_object_raw",
+    "object_entries", "oid_hex", "variant_path", "from_double", "from_long", "RANKS",
+    "let", "let_many", "is_simple", "type_code", "TYPE_NAMES", "CODE", "NUMBER_CODES", "rank_of_code",
+    "sort_key_coded", "compare_coded", "const_of",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # MISSING / NULL: built on first use (a Column needs a running SparkContext)
+    if name in _base._CONSTANTS:
+        col = _base._const(name)
+        globals()[name] = col
+        return col
+    raise AttributeError(name)

@@ -1,0 +1,179 @@
+"""Shared bottom layer of :mod:`headrace.spark.values`: the MISSING / NULL constants, VARIANT
+paths, the marks a column can carry (a folded constant, a hoisted column), ``let`` binding and
+the type-code tables. Everything above imports it; it imports nothing of the package."""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Mapping
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+#: BSON comparison order of type names.
+RANKS = {
+    "minKey": 1, "missing": 2, "null": 2, "int": 3, "long": 3, "double": 3, "decimal": 3,
+    "string": 4, "object": 5, "array": 6, "binData": 7, "objectId": 8, "bool": 9, "date": 10,
+    "timestamp": 11, "regex": 12, "maxKey": 13,
+}
+
+
+_CONSTANTS = {
+    "MISSING": lambda: F.lit(None).cast("variant"),
+    "NULL": lambda: F.parse_json(F.lit("null")),
+    "_EMPTY_ARRAY": lambda: F.parse_json(F.lit("[]")),
+    "_EMPTY_OBJECT": lambda: F.parse_json(F.lit("{}")),
+}
+
+
+def __getattr__(name: str) -> Column:
+    # MISSING / NULL are built on first use (a Column needs a running SparkContext);
+    if name in _CONSTANTS:
+        col = _CONSTANTS[name]()
+        globals()[name] = col
+        return col
+    raise AttributeError(name)
+
+
+def _const(name: str) -> Column:
+    return globals()[name] if name in globals() else __getattr__(name)
+
+
+def variant_path(*keys: str) -> str:
+    """A VARIANT path selecting object keys ``keys`` in turn (quoted, so any name works)."""
+    parts = ["$"]
+    for k in keys:
+        if "'" in k:
+            parts.append('["' + k + '"]')
+        else:
+            parts.append("['" + k + "']")
+    return "".join(parts)
+
+
+def _get(v: Column, *keys: str, type_: str | None = None) -> Column:
+    path = variant_path(*keys)
+    if type_ is None:
+        return F.variant_get(v, path, "variant")
+    return F.try_variant_get(v, path, type_)
+
+
+def _try_cast(c: Column, type_: str) -> Column:
+    return c.try_cast(type_)
+
+
+def _tvg(v: Column, type_: str) -> Column:
+    return derived(v, type_, lambda x: F.try_variant_get(x, "$", type_))
+
+
+
+
+def from_double(c: Column) -> Column:
+    return c.cast("double").cast("variant")
+
+
+def from_long(c: Column) -> Column:
+    return c.cast("bigint").cast("variant")
+
+
+def _mark(col: Column, name: str) -> Any:
+    """A marker this module set on ``col`` (or None). Read from ``__dict__``: ``getattr`` of a
+    missing name on a Column builds a field-access Column, several py4j round trips each."""
+    return getattr(col, "__dict__", {}).get(name)
+
+
+class _Const:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def const_of(col: Column) -> "tuple[bool, Any]":
+    """(True, value) when ``col`` came from :func:`lit_value`, else (False, None); lets
+    helpers fold constants at compile time instead of testing them per row."""
+    c = _mark(col, "_mql_const")
+    return (True, c.value) if isinstance(c, _Const) else (False, None)
+
+
+class _Hoisted:
+    __slots__ = ("code", "derive")
+
+    def __init__(self, code: Callable[[], Column], derive: Callable[..., Column]):
+        self.code, self.derive = code, derive
+
+
+def hoisted_ref(col: Column, code: Callable[[], Column], derive: Callable[..., Column]) -> Column:
+    """``col``, a column a stage computes once per row (:mod:`headrace.spark.hoist`), marked so
+    that :func:`_code_of` answers ``code()`` (a column holding its type code) and
+    :func:`derived` ``derive(key, build)`` (a column holding ``build(col)``)."""
+    col._mql_code = _Hoisted(code, derive)
+    return col
+
+
+def derived(x: Column, key: str, build: Callable[[Column], Column]) -> Column:
+    """``build(x)``; a column computed once per row when ``x`` is a hoisted column (typed
+    values of a field path: its DOUBLE, its STRING ...), so that operators reading it in
+    several branches repeat a reference, not the conversion."""
+    m = _mark(x, "_mql_code")
+    return m.derive(key, build) if isinstance(m, _Hoisted) else build(x)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# let-binding: a value used several times is evaluated once
+
+
+_SIMPLE = re.compile(r"^Column<'[\w.`$]*(\['\w+'\])*'>$")
+
+
+def is_simple(c: Column) -> bool:
+    """True for expressions cheaper to repeat than to bind: column references, lambda
+    variables, literals and small lambda-free expressions such as ``variant_get(doc, '$.a')``.
+
+    Binding costs a lambda level, and Spark's analyzer needs about one pass over the whole plan
+    per level of lambda nesting, so small expressions are repeated instead."""
+    s = str(c)
+    if _SIMPLE.match(s):
+        return True
+    return len(s) <= 300 and "lambda" not in s and "namedlambdavariable" not in s
+
+
+def let(c: Column, fn: Callable[[Column], Column]) -> Column:
+    """``fn(x)`` with ``x`` bound to ``c`` evaluated once (a one-element ``transform``).
+
+    Not a hoisted column (:func:`shared`): ``fn`` may read ``x`` only on rows where a condition
+    holds, and ``c`` may raise on the others (e.g. ``floor`` of 1e300 under ANSI)."""
+    if is_simple(c):
+        return fn(c)
+    return F.transform(F.array(c), lambda x: fn(x)).getItem(0)
+
+
+def let_many(cols: list[Column], fn: Callable[..., Column]) -> Column:
+    """``fn(*xs)`` with each ``xs[i]`` bound to ``cols[i]`` evaluated once."""
+    if all(is_simple(c) for c in cols):
+        return fn(*cols)
+    if len(cols) == 1:
+        return let(cols[0], fn)
+    s = F.struct(*[c.alias(f"_{i}") for i, c in enumerate(cols)])
+    return F.transform(F.array(s), lambda x: fn(*[x[f"_{i}"] for i in range(len(cols))])).getItem(0)
+
+
+
+#: type codes (INT) returned by :func:`type_code`, indexed into these names
+TYPE_NAMES = ["missing", "null", "int", "long", "double", "decimal", "string", "object", "array",
+              "binData", "objectId", "bool", "date", "minKey", "maxKey"]
+CODE = {n: i for i, n in enumerate(TYPE_NAMES)}
+NUMBER_CODES = (CODE["int"], CODE["long"], CODE["double"], CODE["decimal"])
+
+
+def _const_map(d: Mapping) -> Column:
+    args = []
+    for k, x in d.items():
+        args += [F.lit(k), F.lit(x)]
+    return F.create_map(*args)
+
+
+def _const_array(xs: list) -> Column:
+    return F.array(*[F.lit(x) for x in xs])
+

@@ -1,0 +1,83 @@
+"""MongoDB's total order of values over VARIANT: ``sort_key``, ``compare``, ``equal`` (part of
+:mod:`headrace.spark.values`)."""
+from __future__ import annotations
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from .base import CODE, NUMBER_CODES, _get, _tvg, let, let_many
+from .build import array_elems
+from .types import _code_of, _num_double, rank_of_code
+
+_TWO53 = float(2**53)
+
+
+def _leaf_fields(x: Column, c: Column) -> list[Column]:
+    num = c.isin(*NUMBER_CODES)
+    d = _num_double(x)
+    # a double beyond 2**53 is an integer: compare it exactly with longs
+    exact_big = F.when((c == CODE["double"]) & (F.abs(d) >= _TWO53) & (F.abs(d) < 9.2e18),
+                       d.cast("bigint").cast("decimal(38,18)"))
+    return [
+        rank_of_code(c).alias("r"),
+        F.when(num, ~F.isnan(d)).alias("nn"),           # NaN sorts below every number
+        F.when(num & ~F.isnan(d), d).alias("n"),
+        F.when(num, F.coalesce(exact_big, _tvg(x, "decimal(38,18)"))).alias("dec"),
+        F.when(c == CODE["string"], _tvg(x, "string"))
+         .when(c == CODE["objectId"], _get(x, "$oid", type_="string")).alias("s"),
+        F.when(c == CODE["binData"], _tvg(x, "binary")).alias("bin"),
+        F.when(c == CODE["bool"], _tvg(x, "boolean")).alias("b"),
+        F.when(c == CODE["date"], F.unix_micros(_tvg(x, "timestamp"))).alias("t"),
+    ]
+
+
+def _leaf_key(x: Column, c: Column) -> Column:
+    """The key of a bound value with bound code; containers by their JSON text."""
+    fields = _leaf_fields(x, c)
+    fields.append(F.when(c.isin(CODE["object"], CODE["array"]), F.to_json(x)).alias("j"))
+    return F.struct(*fields)
+
+
+_NULL_KEY_NAME = "CAST(NULL AS STRING)"
+
+
+def _key_items(x: Column, c: Column) -> Column:
+    """Keys of the elements of an array, or of the (rank, name, value) fields of a document."""
+    def elem(e: Column, name: Column) -> Column:
+        return let(_code_of(e), lambda ce: F.struct(rank_of_code(ce).alias("r"), name.alias("k"),
+                                                    _leaf_key(e, ce).alias("v")))
+    return (F.when(c == CODE["array"],
+                   F.transform(array_elems(x), lambda e: elem(e, F.lit(None).cast("string"))))
+            .when(c == CODE["object"],
+                  F.transform(F.map_entries(_tvg(x, "map<string,variant>")),
+                              lambda e: elem(e["value"], e["key"]))))
+
+
+def sort_key_coded(x: Column, c: Column) -> Column:
+    """:func:`sort_key` of a bound value whose type code ``c`` is known."""
+    return F.struct(*_leaf_fields(x, c), _key_items(x, c).alias("items"))
+
+
+def sort_key(v: Column) -> Column:
+    """An orderable struct: ``sort_key(a) < sort_key(b)`` iff ``compare(a, b) == -1``.
+
+    Missing sorts as null; the elements of arrays and documents are compared by type and
+    value, containers nested deeper by their JSON text."""
+    return let(v, lambda x: let(_code_of(x), lambda c: sort_key_coded(x, c)))
+
+
+def compare_coded(a: Column, b: Column, ca: Column, cb: Column) -> Column:
+    """:func:`compare` of bound values with known type codes."""
+    return let_many([sort_key_coded(a, ca), sort_key_coded(b, cb)], lambda ka, kb: F.when(
+        ka < kb, F.lit(-1)).when(ka > kb, F.lit(1)).otherwise(F.lit(0)))
+
+
+def compare(a: Column, b: Column) -> Column:
+    """-1, 0 or 1 (INT) in MongoDB's total order of values; missing compares as null."""
+    return let_many([a, b], lambda x, y: let_many(
+        [_code_of(x), _code_of(y)], lambda cx, cy: compare_coded(x, y, cx, cy)))
+
+
+def equal(a: Column, b: Column) -> Column:
+    """MQL equality as a Spark boolean (missing equals null, 1 == 1.0 == NumberLong(1))."""
+    return sort_key(a) == sort_key(b)

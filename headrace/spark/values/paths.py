@@ -1,0 +1,108 @@
+"""Field paths over VARIANT documents: ``get_path`` (aggregation semantics), ``set_fields``
+(``$addFields``), ``unset_fields`` (part of :mod:`headrace.spark.values`)."""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from .base import CODE, _const, _get, let, let_many, variant_path
+from .build import array_elems, make_array
+from .types import _code_of, _is_array_raw, is_object_raw
+
+_ARRAY_DEPTH = 2  # arrays on a path, and arrays nested one level deeper, are traversed
+_PATH_DEPTH = _ARRAY_DEPTH
+
+
+def _step(x: Column, key: str, depth: int) -> Column:
+    """One field-path step over a bound value: the field of a document; over an array, the
+    array of the step applied to each element (missing results skipped)."""
+    field = F.when(is_object_raw(x), _get(x, key))
+    if depth <= 0:
+        return field
+    mapped = F.filter(F.transform(array_elems(x), lambda e: _step(e, key, depth - 1)),
+                      lambda e: e.isNotNull())
+    return F.coalesce(field, F.when(_is_array_raw(x), make_array(mapped)))
+
+
+def get_path(v: Column, path: str) -> Column:
+    """Aggregation field-path semantics for ``"a.b.c"`` over value ``v``.
+
+    A direct lookup answers documents without arrays on the way; otherwise arrays are
+    traversed (and arrays nested one level deeper)."""
+    keys = path.split(".") if path else []
+    if not keys:
+        return v
+
+    def body(x: Column) -> Column:
+        fast = _get(x, *keys)
+        if len(keys) == 1:
+            return fast
+        slow = x
+        for k in keys:
+            slow = let(slow, lambda s, k=k: _step(s, k, _PATH_DEPTH))
+        return F.coalesce(fast, slow)
+
+    return let(v, body)
+
+
+def _set_top(doc: Column, key: str, value: Column) -> Column:
+    """doc (an object) with field ``key`` = value, or without it when value is missing."""
+    path = F.lit(variant_path(key))
+    return F.when(value.isNull(), F.variant_delete(doc, path)).otherwise(F.variant_set(doc, path, value))
+
+
+def _set_path(doc: Column, keys: list[str], value: Column, depth: int) -> Column:
+    """``$addFields`` semantics for one dotted path; ``doc`` (bound) must be an object."""
+    if len(keys) == 1:
+        return _set_top(doc, keys[0], value)
+    head, rest = keys[0], keys[1:]
+    return _set_top(doc, head, let(_get(doc, head), lambda sub: _apply_sub(sub, rest, value, depth)))
+
+
+def _apply_sub(sub: Column, rest: list[str], value: Column, depth: int) -> Column:
+    # a document: recurse; an array: apply to each element; anything else is replaced by a
+    # new document holding the computed fields
+    base = F.when(_code_of(sub) == CODE["object"], sub).otherwise(_const("_EMPTY_OBJECT"))
+    as_doc = let(base, lambda d: _set_path(d, rest, value, depth))
+    if depth <= 0:
+        return as_doc
+    over_array = make_array(F.transform(array_elems(sub), lambda e: _apply_sub(e, rest, value, depth - 1)))
+    return F.when(_is_array_raw(sub), over_array).otherwise(as_doc)
+
+
+def set_fields(doc: Column, fields: "Mapping[str, Column] | Iterable[tuple[str, Column]]") -> Column:
+    """doc with fields set in order (``$addFields`` semantics: dotted paths create
+    sub-documents, apply to each element of an array on the way, and replace non-documents;
+    a missing value removes the field)."""
+    items = list(fields.items()) if isinstance(fields, Mapping) else list(fields)
+    out = doc
+    for path, value in items:
+        keys = path.split(".")
+        out = let_many([out, value], lambda d, val, keys=keys: _set_path(d, keys, val, _ARRAY_DEPTH))
+    return out
+
+
+def _unset_path(doc: Column, keys: list[str], depth: int) -> Column:
+    if len(keys) == 1:
+        return F.variant_delete(doc, F.lit(variant_path(keys[0])))
+    head, rest = keys[0], keys[1:]
+
+    def with_sub(sub: Column) -> Column:
+        new_sub = F.when(_code_of(sub) == CODE["object"], _unset_path(sub, rest, depth))
+        if depth > 0:
+            new_sub = new_sub.when(_is_array_raw(sub), make_array(F.transform(
+                array_elems(sub), lambda e: F.when(_code_of(e) == CODE["object"], _unset_path(e, rest, depth - 1)).otherwise(e))))
+        new_sub = new_sub.otherwise(sub)
+        return F.when(sub.isNull(), doc).otherwise(F.variant_set(doc, F.lit(variant_path(head)), new_sub))
+
+    return let(_get(doc, head), with_sub)
+
+
+def unset_fields(doc: Column, paths: Iterable[str]) -> Column:
+    """doc without the given (dotted) fields; arrays of documents on the way are traversed."""
+    out = doc
+    for p in paths:
+        out = let(out, lambda d, p=p: _unset_path(d, p.split("."), _ARRAY_DEPTH))
+    return out
