@@ -161,6 +161,46 @@ def test_windowed_processor_from_three_streams_into_store_then_into_a_stream_acr
     assert plain(_read_stream(redis_server, out)) == want          # nothing lost, nothing twice
 
 
+def test_server_killed_and_restarted_mid_run_the_processor_resumes_exactly(spark, redis_server, tmp_path):
+    """A windowed processor from three streams into a stream of the same server; after its first
+    micro-batch the server is killed (SIGKILL; append-only file, fsync always) and started again
+    on its port, then the rest of the input arrives: the processor's retries carry it across the
+    outage and the output holds every window exactly once."""
+    import threading
+
+    from headrace.spark.engine import Processor, RunOptions
+    from headrace.spec import parse_pipeline
+
+    streams = [_name(f"rs{i}") for i in range(3)]
+    out = _name("rs-out")
+    parts = records(per_partition=16, seed=33)
+    _put(redis_server, streams, [p[:8] for p in parts])
+    _f, reg = _registry(tmp_path, redis_server.url, retry={"attempts": 8, "backoffMs": 200, "timeoutMs": 2000})
+    pipe = pipeline({"connectionName": "redis", "stream": streams, "config": {"maxRecordsPerBatch": 6}},
+                    {"$emit": {"connectionName": "redis", "stream": out}})
+    first = threading.Event()
+    proc = Processor(parse_pipeline(pipe), RunOptions(
+        name="restart", checkpoint=tmp_path / "ck", registry=reg, trigger_ms=0,
+        on_batch=lambda bid, _clock, _w: first.set()))
+    result: dict = {}
+
+    def run() -> None:
+        try:
+            result["stats"] = proc.run(max_input=sum(len(p) for p in parts), duration_s=240)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            result["error"] = exc
+
+    t = threading.Thread(target=run)
+    t.start()
+    assert first.wait(120), "no micro-batch ran"
+    redis_server.stop(kill=True)
+    redis_server.start()
+    _put(redis_server, streams, [p[8:] for p in parts])
+    t.join(300)
+    assert not t.is_alive() and "error" not in result, result.get("error")
+    assert plain(_read_stream(redis_server, out)) == expected(parts)
+
+
 def test_unreachable_server_retries_then_fails_naming_the_connection(spark, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
