@@ -2,7 +2,7 @@
 started on a free loopback port with its files in a temp dir by the ``mongo_server`` fixture):
 the change stream reader on its own (resume tokens as positions), the ``$merge`` sink, and a
 windowed processor from a change stream into a MongoDB collection with bad documents to the
-DLQ."""
+DLQ, across a kill -9 and restart of the server."""
 from __future__ import annotations
 
 import json
@@ -71,7 +71,13 @@ def test_merge_sink_is_idempotent_and_refuses_per_document(mongo_server, tmp_pat
     assert coll.count() == 5
 
 
-def test_windowed_processor_from_change_stream_into_mongodb_with_dlq(spark, mongo_server, tmp_path):
+def test_windowed_processor_from_change_stream_into_mongodb_with_dlq_across_a_server_restart(
+        spark, mongo_server, tmp_path):
+    """A windowed processor from a change stream into a collection of the same server, bad
+    documents to a DLQ collection; the server is killed (SIGKILL) after the first micro-batch and
+    started again on its files: exact windows, one DLQ entry."""
+    import threading
+
     from headrace import ejson
     from headrace.spark.engine import Processor, RunOptions
     from headrace.spec import parse_pipeline
@@ -86,8 +92,7 @@ def test_windowed_processor_from_change_stream_into_mongodb_with_dlq(spark, mong
     docs.append({"t": ejson.format_date(ejson.millis_to_datetime(BASE + 3_600_000)), "k": "end", "v": 0})
     c[db]["in"].insert_many(docs[:10])
     c[db]["in"].insert_one({"t": "not a date", "k": "bad", "v": -1})
-    c[db]["in"].insert_many(docs[10:])
-    f, reg = _registry(tmp_path, mongo_server.uri)
+    f, reg = _registry(tmp_path, mongo_server.uri, retry={"attempts": 8, "backoffMs": 200, "timeoutMs": 2000})
     pipe = {"pipeline": [
         {"$source": {"connectionName": "mongo", "db": db, "coll": "in",
                      "config": {"startAtOperationTime": {"$timestamp": {"t": op_time.time, "i": op_time.inc}},
@@ -102,8 +107,29 @@ def test_windowed_processor_from_change_stream_into_mongodb_with_dlq(spark, mong
         "options": {"dlq": {"connectionName": "mongo", "db": db, "coll": "dlq"}}}
     parsed = parse_pipeline(pipe)
     check_connections(parsed, reg)
-    Processor(parsed, RunOptions(name="m", checkpoint=tmp_path / "ck", registry=reg, trigger_ms=0)).run(
-        max_input=len(docs) + 1, duration_s=240)
+    first = threading.Event()
+    proc = Processor(parsed, RunOptions(name="m", checkpoint=tmp_path / "ck", registry=reg, trigger_ms=0,
+                                        on_batch=lambda *_: first.set()))
+    result: dict = {}
+
+    def run() -> None:
+        try:
+            proc.run(max_input=len(docs) + 1, duration_s=240)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            result["error"] = exc
+
+    t = threading.Thread(target=run)
+    t.start()
+    # after the first micro-batch the server is killed and started again on its files; the rest
+    # of the input is written after the restart: the change stream resumes from its token
+    assert first.wait(120), "no micro-batch ran"
+    c.close()
+    mongo_server.stop(kill=True)
+    mongo_server.start()
+    c = _client(mongo_server)
+    c[db]["in"].insert_many(docs[10:])
+    t.join(300)
+    assert not t.is_alive() and "error" not in result, result.get("error")
     want: dict[str, list[int]] = {}
     for d in docs[:-1]:
         ms = BASE + int(d["v"]) * 1500
