@@ -24,18 +24,26 @@ def _compile(spec: ProjectSpec, env):
     doc = F.col("doc")
     if not spec.include:
         return V.unset_fields(doc, spec.exclude), None, None
-    fields: dict[str, Any] = {}
+    copied: dict[str, list[str]] = {}     # top-level field -> the paths below it to copy ([] = all)
+    if spec.keep_id:
+        copied["_id"] = []
+    computed: dict[str, Any] = {}
     errors = []
     h = Hoister()
     with h.active():
-        if spec.keep_id:
-            fields["_id"] = h.path("_id")
         for p, expr in spec.include:
             if expr is None:
-                fields[p] = h.path(p)
+                top, _, rest = p.partition(".")
+                copied.setdefault(top, [])
+                if rest:
+                    copied[top].append(rest)
             else:
                 c = compile_expression(expr, env.ctx(where=f"$project.{p}", hoist=h))
-                fields[p] = c.value
+                computed[p] = c.value
                 errors.append(c.error)
-        new = V.set_fields(V.make_object([]), fields)
+        # copied fields first (an included sub-path keeps the document's shape: arrays stay
+        # arrays, a missing or scalar parent stays missing), then computed fields as $addFields
+        base = V.make_object([(k, V.project_value(h.path(k), rest) if rest else h.path(k))
+                              for k, rest in copied.items()])
+        new = V.set_fields(base, computed)
     return new, first_error(*errors), h

@@ -28,6 +28,8 @@ API (stable; other modules import these names):
   set_fields(doc, {path: value_col})    -- doc with fields set (dotted paths create sub-docs;
                                            a missing value removes the field)
   unset_fields(doc, [paths])
+  project_value(v, [paths])             -- ``$project`` inclusion of dotted paths (documents keep
+                                           what they have, arrays are projected per element)
   compare(a, b)                         -- -1/0/1 in MongoDB's total order (type rank, then value;
                                            missing sorts as null)
   equal(a, b)                           -- MQL equality (numbers by value across int/long/double)
@@ -93,7 +95,7 @@ from .base import (CODE, NUMBER_CODES, RANKS, TYPE_NAMES, const_of, from_double,
 from .base import _tvg, derived, hoisted_ref  # noqa: F401
 from .build import array_elems, lit_value, make_array, make_object, object_entries, to_variant
 from .order import compare, compare_coded, equal, sort_key, sort_key_coded
-from .paths import get_path, set_fields, unset_fields
+from .paths import get_path, project_value, set_fields, unset_fields
 from .types import _code_of, _num_double  # noqa: F401
 from .types import (as_bool_raw, as_decimal, as_double, as_integral, as_long,
                     as_string, as_timestamp, is_array, is_bool, is_date, is_integer, is_missing, is_null_or_missing,
@@ -105,7 +107,7 @@ __all__ = [
     "is_null_or_missing", "is_number", "is_string", "is_date", "is_array", "is_object",
     "is_bool", "as_double", "as_long", "as_string", "as_bool_raw", "as_timestamp", "truthy",
     "get_path", "array_elems", "make_array", "make_object", "set_fields", "unset_fields",
-    "compare", "equal", "sort_key", "as_decimal", "as_integral", "is_integer", "is_object_raw",
+    "compare", "equal", "sort_key", "project_value", "as_decimal", "as_integral", "is_integer", "is_object_raw",
     "object_entries", "oid_hex", "variant_path", "from_double", "from_long", "RANKS",
     "let", "let_many", "is_simple", "type_code", "TYPE_NAMES", "CODE", "NUMBER_CODES", "rank_of_code",
     "sort_key_coded", "compare_coded", "const_of",

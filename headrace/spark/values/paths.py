@@ -1,5 +1,6 @@
 """Field paths over VARIANT documents: ``get_path`` (aggregation semantics), ``set_fields``
-(``$addFields``), ``unset_fields`` (part of :mod:`headrace.spark.values`)."""
+(``$addFields``), ``unset_fields``, ``project_value`` (``$project`` inclusion) (part of
+:mod:`headrace.spark.values`)."""
 from __future__ import annotations
 
 from typing import Iterable, Mapping
@@ -8,7 +9,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from .base import CODE, _const, _get, let, let_many, variant_path
-from .build import array_elems, make_array
+from .build import array_elems, make_array, make_object
 from .types import _code_of, _is_array_raw, is_object_raw
 
 _ARRAY_DEPTH = 2  # arrays on a path, and arrays nested one level deeper, are traversed
@@ -105,4 +106,31 @@ def unset_fields(doc: Column, paths: Iterable[str]) -> Column:
     out = doc
     for p in paths:
         out = let(out, lambda d, p=p: _unset_path(d, p.split("."), _ARRAY_DEPTH))
+    return out
+
+
+def project_value(v: Column, paths: Iterable[str]) -> Column:
+    """MongoDB's inclusion projection of the dotted ``paths`` (relative to ``v``) from ``v``: a
+    document keeps the included fields it has (an empty document when it has none); an array
+    projects each element and drops those that are neither documents nor arrays (arrays nested
+    one level deeper too); anything else (missing, a scalar) is missing."""
+    tree: dict = {}
+    for p in paths:
+        node = tree
+        keys = p.split(".")
+        for k in keys[:-1]:
+            node = node.setdefault(k, {})
+        node[keys[-1]] = True
+    return let(v, lambda x: _project(x, tree, _ARRAY_DEPTH))
+
+
+def _project(x: Column, tree: dict, depth: int) -> Column:
+    pairs = []
+    for k, sub in tree.items():
+        field = _get(x, k)
+        pairs.append((k, field if sub is True else let(field, lambda s, sub=sub: _project(s, sub, _ARRAY_DEPTH))))
+    out = F.when(_code_of(x) == CODE["object"], make_object(pairs))
+    if depth > 0:
+        elems = F.filter(F.transform(array_elems(x), lambda e: _project(e, tree, depth - 1)), lambda e: e.isNotNull())
+        out = out.when(_is_array_raw(x), make_array(elems))
     return out
