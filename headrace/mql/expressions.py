@@ -393,6 +393,7 @@ OPERATORS: dict[str, Spec] = {
     "$ceil": _list(1, 1, A), "$floor": _list(1, 1, A), "$round": _list(1, 2, A, _check_round),
     "$trunc": _list(1, 2, A, _check_round), "$sqrt": _list(1, 1, A), "$pow": _list(2, 2, A),
     "$exp": _list(1, 1, A), "$ln": _list(1, 1, A), "$log": _list(2, 2, A), "$log10": _list(1, 1, A),
+    "$sigmoid": _list(1, 1, A),
     # comparison
     **{op: _list(2, 2, "comparison") for op in ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$cmp")},
     # boolean
@@ -433,7 +434,7 @@ OPERATORS: dict[str, Spec] = {
     # types
     "$convert": _obj({"input", "to"}, {"onError", "onNull"}, "types", _check_convert),
     **{op: _list(1, 1, "types") for op in ("$toInt", "$toLong", "$toDouble", "$toDecimal", "$toString",
-                                           "$toBool", "$toObjectId", "$type", "$isNumber")},
+                                           "$toBool", "$toObjectId", "$type", "$isNumber", "$binarySize")},
     # arrays
     "$size": _list(1, 1, "arrays"), "$arrayElemAt": _list(2, 2, "arrays"),
     "$first": _list(1, 1, "arrays"), "$last": _list(1, 1, "arrays"), "$in": _list(2, 2, "arrays"),

@@ -1,5 +1,5 @@
 """Arithmetic: ``$add $subtract $multiply $divide $mod $abs $ceil $floor $round $trunc $sqrt
-$pow $exp $ln $log $log10``.
+$pow $exp $ln $log $log10 $sigmoid``.
 
 MongoDB semantics: a null or missing operand gives null; a non-number is an error (dates where
 allowed). Result types: integers stay integers (an ``int`` result that does not fit 32 bits is a
@@ -17,7 +17,7 @@ by magnitude only.
 Golden cases (``tests/golden/cases/<name>.json``): ``$abs`` project_abs; ``$add`` addfields_scores;
 ``$ceil`` project_ceil; ``$divide`` project_divide; ``$floor`` project_floor; ``$mod`` match_mod;
 ``$multiply`` project_multiply_after_toint; ``$pow`` project_sqrt_pow; ``$round``
-project_round_place; ``$sqrt`` project_sqrt_pow; ``$subtract`` project_abs; ``$trunc``
+project_round_place; ``$sigmoid`` project_sigmoid; ``$sqrt`` project_sqrt_pow; ``$subtract`` project_abs; ``$trunc``
 project_trunc_place. No golden case yet: ``$exp`` ``$ln`` ``$log`` ``$log10``.
 """
 from __future__ import annotations
@@ -371,6 +371,8 @@ expression("$exp")(_double_fn("$exp", F.exp))
 expression("$ln")(_double_fn("$ln", F.log, lambda d: d > 0, "$ln's argument must be a positive number, found "))
 expression("$log10")(_double_fn("$log10", F.log10, lambda d: d > 0,
                                 "$log10's argument must be a positive number, found "))
+# 1 / (1 + e^-x): e^-x overflows to infinity for x below about -709, giving 0
+expression("$sigmoid")(_double_fn("$sigmoid", lambda d: F.lit(1.0) / (F.lit(1.0) + F.exp(-d))))
 
 
 @expression("$log")

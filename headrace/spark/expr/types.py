@@ -1,5 +1,5 @@
 """Types: ``$convert`` (``to``, ``onError``, ``onNull``), ``$toInt $toLong $toDouble $toDecimal
-$toString $toBool $toDate $toObjectId``, ``$type`` and ``$isNumber``.
+$toString $toBool $toDate $toObjectId``, ``$type``, ``$isNumber`` and ``$binarySize``.
 
 MongoDB's conversion table: numbers convert among themselves (to int / long only when the
 truncated value fits, NaN and infinities refuse); bools to 1 / 0; numeric strings parse (base
@@ -16,7 +16,8 @@ Deviations: doubles convert to strings in Java notation when not integral (``1.0
 to date accepts ISO-8601 forms (``2018-03-20``, ``2018-03-20T11:00:06.123Z``, with ``+hh:mm``
 offsets or a space instead of ``T``), not every format MongoDB's parser knows.
 
-Golden cases (``tests/golden/cases/<name>.json``): ``$isNumber`` addfields_isnumber; ``$toDecimal``
+Golden cases (``tests/golden/cases/<name>.json``): ``$binarySize`` project_binarysize;
+``$isNumber`` addfields_isnumber; ``$toDecimal``
 project_multiply_after_toint; ``$toDouble`` addfields_todouble; ``$toInt`` toint_error_to_dlq;
 ``$toString`` addfields_tostring; ``$type`` project_type. No golden case yet: ``$convert``
 ``$toBool`` ``$toLong`` ``$toObjectId``.
@@ -229,3 +230,22 @@ def type_(arg: Any, ctx: Ctx) -> Compiled:
 def is_number(arg: Any, ctx: Ctx) -> Compiled:
     a = compile_args(operands(arg), ctx, "$isNumber")[0]
     return Compiled(V.is_number(a.value).cast("variant"), a.error)
+
+
+@expression("$binarySize")
+def binary_size(arg: Any, ctx: Ctx) -> Compiled:
+    """The size in bytes of a string (UTF-8) or binData; null for null or missing; an error for
+    anything else."""
+    a = compile_args(operands(arg), ctx, "$binarySize")[0]
+
+    def value(xs, cs):
+        x, c = xs[0], cs[0]
+        return (F.when(nullish(c), V.NULL)
+                .when(c == CODE["string"], v_long(F.octet_length(_s(x))))
+                .when(c == CODE["binData"], v_long(F.octet_length(F.try_variant_get(x, "$", "binary")))))
+
+    def error(xs, cs):
+        x, c = xs[0], cs[0]
+        return F.when(~nullish(c) & ~c.isin(CODE["string"], CODE["binData"]),
+                      F.concat(F.lit("$binarySize requires a string or BinData argument, found: "), found(x, c)))
+    return Compiled(with_codes([a.value], value), first_error(a.error, with_codes([a.value], error)))
