@@ -24,26 +24,31 @@ def _compile(spec: ProjectSpec, env):
     doc = F.col("doc")
     if not spec.include:
         return V.unset_fields(doc, spec.exclude), None, None
-    copied: dict[str, list[str]] = {}     # top-level field -> the paths below it to copy ([] = all)
-    if spec.keep_id:
-        copied["_id"] = []
+    # top-level field -> the paths below it to copy; None: the whole field
+    copied: dict[str, list[str] | None] = {"_id": None} if spec.keep_id else {}
+    below: dict[str, list[str]] = {}     # top-level field -> the computed paths below it
     computed: dict[str, Any] = {}
     errors = []
     h = Hoister()
     with h.active():
         for p, expr in spec.include:
+            top, _, rest = p.partition(".")
             if expr is None:
-                top, _, rest = p.partition(".")
-                copied.setdefault(top, [])
                 if rest:
-                    copied[top].append(rest)
-            else:
-                c = compile_expression(expr, env.ctx(where=f"$project.{p}", hoist=h))
-                computed[p] = c.value
-                errors.append(c.error)
-        # copied fields first (an included sub-path keeps the document's shape: arrays stay
-        # arrays, a missing or scalar parent stays missing), then computed fields as $addFields
-        base = V.make_object([(k, V.project_value(h.path(k), rest) if rest else h.path(k))
+                    copied.setdefault(top, []).append(rest)
+                else:
+                    copied[top] = None
+                continue
+            c = compile_expression(expr, env.ctx(where=f"$project.{p}", hoist=h))
+            computed[p] = c.value
+            errors.append(c.error)
+            if rest:
+                copied.setdefault(top, [])
+                below.setdefault(top, []).append(rest)
+        # MongoDB's two passes: copy (an included sub-path keeps the document's shape: arrays
+        # stay arrays, a missing or scalar parent stays missing), then the computed fields as
+        # $addFields into that shape (an array element the copy dropped gets a document of them)
+        base = V.make_object([(k, h.path(k) if rest is None else V.project_value(h.path(k), rest, below.get(k, ())))
                               for k, rest in copied.items()])
         new = V.set_fields(base, computed)
     return new, first_error(*errors), h

@@ -109,11 +109,17 @@ def unset_fields(doc: Column, paths: Iterable[str]) -> Column:
     return out
 
 
-def project_value(v: Column, paths: Iterable[str]) -> Column:
-    """MongoDB's inclusion projection of the dotted ``paths`` (relative to ``v``) from ``v``: a
-    document keeps the included fields it has (an empty document when it has none); an array
-    projects each element and drops those that are neither documents nor arrays (arrays nested
-    one level deeper too); anything else (missing, a scalar) is missing."""
+def project_value(v: Column, paths: Iterable[str], computed: Iterable[str] = ()) -> Column:
+    """MongoDB's inclusion projection of the dotted ``paths`` (relative to ``v``) from ``v``, the
+    first of ``$project``'s two passes: a document keeps the included fields it has (an empty
+    document when it has none); an array projects each element and drops those that are neither
+    documents nor arrays (arrays nested one level deeper too); anything else (missing, a scalar)
+    is missing.
+
+    ``computed``: the paths (relative to ``v``) that the second pass computes. Their parents are
+    projected too, and in arrays on their way the elements that would be dropped are kept as
+    nulls, for the second pass (:func:`set_fields`) to turn into documents of the computed
+    fields, as MongoDB does."""
     tree: dict = {}
     for p in paths:
         node = tree
@@ -121,16 +127,28 @@ def project_value(v: Column, paths: Iterable[str]) -> Column:
         for k in keys[:-1]:
             node = node.setdefault(k, {})
         node[keys[-1]] = True
+    for p in computed:
+        node = tree
+        node[None] = True
+        for k in p.split(".")[:-1]:
+            node = node.setdefault(k, {})
+            if node is True:       # a path collision (refused when the pipeline is parsed)
+                break
+            node[None] = True
     return let(v, lambda x: _project(x, tree, _ARRAY_DEPTH))
 
 
 def _project(x: Column, tree: dict, depth: int) -> Column:
     pairs = []
     for k, sub in tree.items():
+        if k is None:
+            continue
         field = _get(x, k)
         pairs.append((k, field if sub is True else let(field, lambda s, sub=sub: _project(s, sub, _ARRAY_DEPTH))))
     out = F.when(_code_of(x) == CODE["object"], make_object(pairs))
     if depth > 0:
-        elems = F.filter(F.transform(array_elems(x), lambda e: _project(e, tree, depth - 1)), lambda e: e.isNotNull())
+        elems = F.transform(array_elems(x), lambda e: _project(e, tree, depth - 1))
+        elems = F.transform(elems, lambda e: F.coalesce(e, _const("NULL"))) if tree.get(None) else \
+            F.filter(elems, lambda e: e.isNotNull())
         out = out.when(_is_array_raw(x), make_array(elems))
     return out
