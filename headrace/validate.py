@@ -36,6 +36,10 @@ def check_connections(p: Pipeline, registry: Registry) -> None:
                                 position=p.sink.position, stage="$merge", path="into.connectionName",
                                 expected="a connection of type " + " or ".join(MERGE_TYPES), found=c.type)
     elif isinstance(p.sink, EmitSpec) and p.sink.connection_name:
-        _conn(registry, p.sink.connection_name, SINK_TYPES, p.sink.position, "$emit", "connectionName")
+        c = _conn(registry, p.sink.connection_name, SINK_TYPES, p.sink.position, "$emit", "connectionName")
+        if p.sink.config is not None and c.type != "kafka":
+            raise PipelineError("EMIT_CONFIG", f"'config' (key, headers, outputFormat) is for Kafka topics; connection "
+                                f"{c.name!r} is of type {c.type!r}", position=p.sink.position, stage="$emit",
+                                path="config", expected="a connection of type 'kafka'", found=c.type)
     if p.options.dlq:
         _conn(registry, p.options.dlq.connection_name, SINK_TYPES, None, None, "options.dlq.connectionName")

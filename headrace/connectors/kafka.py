@@ -14,9 +14,10 @@ Kafka the same probe returns the reported end). A probe is made only when the re
 changed since the last one.
 
 **Sink.** :class:`KafkaTopic` is a :class:`headrace.store.base.Collection` written by ``$emit``
-and the DLQ: each document becomes one message (relaxed Extended JSON; key and header ``hr-id``
-the canonical Extended JSON of its ``_id``), in the topic partition ``crc32(key) mod
-partitions``, through the idempotent producer (no duplicates from producer retries, order kept
+and the DLQ: each document becomes one message (relaxed Extended JSON, or canonical with
+``config.outputFormat``; header ``hr-id`` the canonical Extended JSON of its ``_id``, which is
+also the key unless ``config.key`` gives one, :mod:`.kafka_message`; ``config.headers`` come
+first), in the topic partition ``crc32(key) mod partitions``, through the idempotent producer (no duplicates from producer retries, order kept
 per partition). A replayed micro-batch writes the same documents to the same partitions; before
 writing, the sink reads back as many of each partition's last records as it is about to write
 there and skips documents whose ``hr-id`` it finds, so a batch that was written (wholly or in
@@ -33,6 +34,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from .. import ejson
 from ..connections import Connection
 from ..store.base import Collection, MergeSpec, WriteResult, id_key
+from .kafka_message import message_of
 from .retry import ConnectorUnavailable, RetryPolicy, call
 
 ID_HEADER = "hr-id"
@@ -301,18 +303,34 @@ class KafkaTopic(Collection):
         return len(client.partitions([self.topic])) or 1
 
     def merge_many(self, docs: Sequence[dict], spec: MergeSpec) -> WriteResult:
+        return self.emit(docs)
+
+    def emit(self, docs: Sequence[dict], extras: Sequence[Mapping[str, Any]] | None = None,
+             config: Any = None) -> WriteResult:
+        """Write ``docs`` as messages; ``extras[i]`` holds document i's evaluated ``key`` and
+        ``headers`` and ``config`` is the ``$emit.config`` (:class:`~headrace.spec.model.KafkaEmitConfig`)
+        (see :func:`message_of`). A document whose key or headers cannot be encoded is refused."""
         res = WriteResult()
         if not docs:
             return res
+        canonical = config is not None and config.output_format == "canonicalJson"
+        msgs: list[tuple[int, dict, str, bytes | None, list]] = []
+        refused: list[tuple[int, str]] = []
+        for i, d in enumerate(docs):
+            try:
+                key, headers = message_of(extras[i] if extras else {}, config)
+            except ValueError as exc:
+                refused.append((i, str(exc)))
+                continue
+            msgs.append((i, d, id_key(d.get("_id")), key, headers))
         client = self._client()
         try:
             n = self._ensure_topic(client)
-            keys = [id_key(d.get("_id")) for d in docs]
-            parts = [zlib.crc32(k.encode()) % n for k in keys]
+            parts = [zlib.crc32(key if key is not None else k.encode()) % n for _, _, k, key, _ in msgs]
             counts: dict[int, int] = {}
             for p in parts:
                 counts[p] = counts.get(p, 0) + 1
-            written = self._tail_ids(client, counts)
+            written = self._tail_ids(client, counts) if msgs else {}
         finally:
             client.close()
         pkey_, prod = _producer(self.conn.options)
@@ -324,14 +342,15 @@ class KafkaTopic(Collection):
                     failed[i] = err.str()
             return cb
 
-        for i, (d, k, p) in enumerate(zip(docs, keys, parts)):
+        for (i, d, k, key, headers), p in zip(msgs, parts):
             if k in written.get(p, ()):
                 continue
-            value = ejson.dumps(d).encode()
+            value = ejson.dumps(d, relaxed=not canonical).encode()
             while True:
                 try:
-                    prod.produce(self.topic, value=value, key=k.encode(), partition=p,
-                                 headers=[(ID_HEADER, k.encode())], on_delivery=report(i))
+                    prod.produce(self.topic, value=value, key=k.encode() if config is None or config.key is None
+                                 else key, partition=p, headers=headers + [(ID_HEADER, k.encode())],
+                                 on_delivery=report(i))
                     break
                 except BufferError:
                     prod.poll(0.1)
@@ -350,7 +369,7 @@ class KafkaTopic(Collection):
                 _PRODUCERS.pop(pkey_, None)
             raise ConnectorUnavailable(f"connection {self.conn.name!r}: writing to topic {self.topic!r} failed: "
                                        f"{fatal[0]}")
-        res.errors = sorted((i, f"Kafka refused the message: {r}") for i, r in failed.items())
+        res.errors = sorted(refused + [(i, f"Kafka refused the message: {r}") for i, r in failed.items()])
         res.inserted = len(docs) - len(res.errors)
         return res
 

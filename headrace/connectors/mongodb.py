@@ -12,7 +12,8 @@ event time, and ``offset`` is ``t * 2**32 + i``.
 **Sink.** :class:`MongoCollection` writes a batch with one unordered ``bulk_write``:
 ``whenMatched`` ``replace`` -> ``ReplaceOne``, ``merge`` -> ``UpdateOne($set)``,
 ``keepExisting`` -> ``UpdateOne($setOnInsert)``, ``fail`` -> ``InsertOne``; ``whenNotMatched``
-``insert`` upserts, ``discard`` does not. Writes are by the ``on`` fields (``_id`` by default)
+``insert`` upserts, ``discard`` does not, ``fail`` sends the documents that match no stored
+document (read first, by their ``on`` values) to the DLQ. Writes are by the ``on`` fields (``_id`` by default)
 and deterministic ``_id``s make a replayed batch write the same documents again: idempotent. A
 document the server refuses (duplicate key with ``fail``...) goes to the DLQ with the server's
 reason. Writes are journaled (write concern ``j: true``, unless the URI sets ``journal``): a
@@ -152,6 +153,22 @@ class ChangeStreams:
             self._client = None
 
 
+def _match_key(filt: Mapping[str, Any], on: Sequence[str]) -> str:
+    """``on`` values as a comparable key (numbers by value, as the server matches them)."""
+    from bson import Decimal128, Int64, json_util
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, (int, float, Int64, Decimal128)) and not isinstance(v, bool):
+            x = float(v.to_decimal()) if isinstance(v, Decimal128) else float(v)
+            return {"$n": x}
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        return v
+    return json_util.dumps([norm(filt.get(f)) for f in on])
+
+
 def open_collection(registry, conn: Connection, db: str, coll: str) -> "MongoCollection":
     return MongoCollection(conn, db, coll)
 
@@ -180,11 +197,11 @@ class MongoCollection(Collection):
         if not docs:
             return res
         wm, upsert = spec.when_matched, spec.when_not_matched == "insert"
-        if callable(wm) or spec.when_not_matched == "fail":
-            res.errors = [(i, "a MongoDB sink takes whenMatched replace/merge/keepExisting/fail and whenNotMatched "
-                              "insert/discard") for i in range(len(docs))]
+        if callable(wm):
+            res.errors = [(i, "a MongoDB sink takes whenMatched replace/merge/keepExisting/fail, not a pipeline")
+                          for i in range(len(docs))]
             return res
-        ops, index, bad = [], [], []
+        ops, index, bad, todo = [], [], [], []
         for i, d in enumerate(docs):
             b = to_bson(d)
             filt = {}
@@ -195,6 +212,12 @@ class MongoCollection(Collection):
                 filt[f] = cur
             if any(v is None for v in filt.values()):
                 bad.append((i, f"the document lacks a value for 'on' field(s) {list(spec.on)}"))
+                continue
+            todo.append((i, b, filt))
+        matched = self._matched([f for _, _, f in todo], spec.on) if spec.when_not_matched == "fail" else None
+        for i, b, filt in todo:
+            if matched is not None and _match_key(filt, spec.on) not in matched:
+                bad.append((i, "whenNotMatched: fail: no document matches the 'on' fields"))
                 continue
             if wm == "replace":
                 ops.append(ReplaceOne(filt, b, upsert=upsert))
@@ -223,6 +246,23 @@ class MongoCollection(Collection):
             res.replaced = int(result.get("nModified", 0))
         res.errors = sorted(errors)
         return res
+
+    def _matched(self, filters: list[dict], on: Sequence[str], chunk: int = 500) -> set:
+        """The ``on`` values (:func:`_match_key`) among ``filters`` that some document has."""
+        found: set = set()
+        for k in range(0, len(filters), chunk):
+            part = filters[k:k + chunk]
+            got = self._with(f"reading {self.db}.{self.coll}", lambda coll: list(coll.find(
+                {"$or": part}, {f: 1 for f in on})))
+            for d in got:
+                filt = {}
+                for f in on:
+                    cur: Any = d
+                    for p in f.split("."):
+                        cur = cur.get(p) if isinstance(cur, dict) else None
+                    filt[f] = cur
+                found.add(_match_key(filt, on))
+        return found
 
     def insert_many(self, docs):
         return self.merge_many(list(docs), MergeSpec(on=("_id",), when_matched="replace"))

@@ -24,6 +24,11 @@ def _short(v: Any, n: int = 70) -> str:
     return s if len(s) <= n else s[: n - 3] + "..."
 
 
+def _name(v: Any) -> str:
+    """A sink's target: its name, or its expression."""
+    return v if isinstance(v, str) and not v.startswith("$") else _short(v)
+
+
 def logical_plan(p: Pipeline) -> list[Op]:
     s = p.source
     if s.documents is not None:
@@ -47,11 +52,15 @@ def logical_plan(p: Pipeline) -> list[Op]:
         ops.append(Op("Window", detail + " (late -> DLQ)", inner))
     ops += [Op(st.name.lstrip("$").capitalize(), _short(st.arg)) for st in p.after]
     if isinstance(p.sink, MergeIntoSpec):
-        ops.append(Op("Merge", f"into {p.sink.connection_name}.{p.sink.db}.{p.sink.coll} on={list(p.sink.on)} "
+        ops.append(Op("Merge", f"into {p.sink.connection_name}.{_name(p.sink.db)}.{_name(p.sink.coll)} "
+                               f"on={list(p.sink.on)} "
                                f"whenMatched={p.sink.when_matched} whenNotMatched={p.sink.when_not_matched}"))
     elif isinstance(p.sink, EmitSpec):
         ops.append(Op("Emit", f"file {p.sink.path}" if p.sink.path else
-                      f"{p.sink.connection_name}.{p.sink.db}.{p.sink.coll}"))
+                      f"{p.sink.connection_name}.{p.sink.db}.{_name(p.sink.coll)}" +
+                      ("".join(f" {k}={_short(v)}" for k, v in p.sink.dynamic() if k != "coll") +
+                       (f" keyFormat={p.sink.config.key_format} outputFormat={p.sink.config.output_format}"
+                        if p.sink.config else ""))))
     else:
         ops.append(Op("Print", "stdout (ephemeral run)"))
     if p.options.dlq:

@@ -43,6 +43,7 @@ from ..errors import HeadraceError
 from ..faults import maybe_crash
 from ..spec import defaults
 from ..spec.model import Pipeline, WindowSpec
+from ..spec.stages import with_sink_targets
 from ..timing import PLUS_INF, TimeState
 from . import values as V
 from .runtime.batch import BatchWork
@@ -77,7 +78,7 @@ class Processor:
     """A running stream processor (one Spark streaming query)."""
 
     def __init__(self, pipeline: Pipeline, opts: RunOptions):
-        self.p = pipeline
+        self.p = with_sink_targets(pipeline)   # the sink's per-document expressions as a last stage
         self.o = opts
         self.ckpt = Path(opts.checkpoint)
         self.checkpoints = Checkpoint(self.ckpt)

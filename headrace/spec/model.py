@@ -97,16 +97,48 @@ class MergeIntoSpec:
     when_matched: Any = defaults.MERGE_WHEN_MATCHED
     when_not_matched: str = defaults.MERGE_WHEN_NOT_MATCHED
 
+    def dynamic(self) -> tuple[tuple[str, Any], ...]:
+        """``into.db`` / ``into.coll`` when they are expressions, by name."""
+        return tuple((k, v) for k, v in (("db", self.db), ("coll", self.coll)) if is_dynamic(v))
+
+
+def is_dynamic(target: Any) -> bool:
+    """Whether a sink's ``db``/``coll``/``topic``/``stream`` is an expression (a document, or a
+    ``"$field"`` path: MongoDB names and Kafka topics cannot contain ``$``) rather than a name."""
+    return isinstance(target, dict) or isinstance(target, str) and target.startswith("$")
+
+
+@dataclass(frozen=True)
+class KafkaEmitConfig:
+    """``$emit.config`` of a Kafka topic: the message ``key`` (an expression, serialized as
+    ``key_format``: ``binData``, ``string``, ``json``, ``int`` or ``long``), the ``headers`` (an
+    expression giving a document or an array of ``{k, v}``) and the value's Extended JSON
+    ``output_format`` (``relaxedJson`` or ``canonicalJson``)."""
+
+    key: Any = None
+    key_format: str = defaults.KAFKA_KEY_FORMAT
+    headers: Any = None
+    output_format: str = defaults.KAFKA_OUTPUT_FORMAT
+
 
 @dataclass(frozen=True)
 class EmitSpec:
     position: int
     connection_name: str | None = None
     db: str | None = None
-    coll: str | None = None
+    coll: Any = None               # a name, or an expression (see :func:`is_dynamic`)
     path: str | None = None        # JSON-lines file
+    config: KafkaEmitConfig | None = None
     # Kafka ``topic`` / Redis ``stream``: parsed into ``coll`` (``db`` is ""), written through
     # :func:`headrace.collections.open_collection` like any other sink
+
+    def dynamic(self) -> tuple[tuple[str, Any], ...]:
+        """The expressions evaluated per output document, by name: ``coll`` (topic or stream), ``key``, ``headers``."""
+        parts: list[tuple[str, Any]] = [("coll", self.coll)] if is_dynamic(self.coll) else []
+        if self.config is not None:
+            parts += [(k, v) for k, v in (("key", self.config.key), ("headers", self.config.headers))
+                      if v is not None]
+        return tuple(parts)
 
 
 @dataclass(frozen=True)

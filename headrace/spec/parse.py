@@ -14,8 +14,8 @@ from typing import Any, Callable
 from .. import ejson
 from ..errors import NotSupportedYet, PipelineError
 from . import defaults
-from .model import (UNIT_MS, DedupSpec, DlqSpec, Duration, EmitSpec, MergeIntoSpec, Options, Pipeline, ReplaySpec, SourceSpec,
-                    Stage, WindowSpec)
+from .model import (UNIT_MS, DedupSpec, DlqSpec, Duration, EmitSpec, KafkaEmitConfig, MergeIntoSpec, Options, Pipeline,
+                    ReplaySpec, SourceSpec, Stage, WindowSpec, is_dynamic)
 from .stages import spec_of
 
 STATELESS = ("$validate", "$match", "$project", "$addFields", "$set", "$unset", "$replaceRoot", "$replaceWith",
@@ -470,11 +470,7 @@ def parse_merge(arg: Any, c: _Ctx) -> MergeIntoSpec:
             raise c.err("MISSING_OPTION", f"'into' needs '{k}'", "into", k, expected="a string", found=into)
     conn = _str(into["connectionName"], c, "into", "connectionName")
     for k in ("db", "coll"):
-        v = into[k]
-        if isinstance(v, dict):
-            raise NotSupportedYet("OPTION_NOT_SUPPORTED_YET", f"dynamic 'into.{k}' expressions are not supported yet",
-                                  position=c.pos, stage=c.stage, path=c.path("into", k))
-        _str(v, c, "into", k)
+        _target(into[k], c, "into", k)
     on = d.get("on", list(defaults.MERGE_ON))
     on_t = (on,) if isinstance(on, str) else tuple(on) if isinstance(on, list) else None
     if not on_t or not all(isinstance(x, str) and x for x in on_t):
@@ -491,17 +487,52 @@ def parse_merge(arg: Any, c: _Ctx) -> MergeIntoSpec:
     return MergeIntoSpec(c.pos, conn, into["db"], into["coll"], on_t, wm, wnm)
 
 
+def _target(v: Any, c: _Ctx, *path: Any) -> Any:
+    """A sink's database, collection, topic or stream: a name, or an expression evaluated per
+    document (a document, or a ``"$field"`` path) that must give a non-empty string."""
+    if is_dynamic(v):
+        _expression(v, c, *path)
+        return v
+    return _str(v, c, *path)
+
+
+KEY_FORMATS = ("binData", "string", "json", "int", "long")
+OUTPUT_FORMATS = ("relaxedJson", "canonicalJson")
+
+
+def _kafka_config(v: Any, c: _Ctx) -> KafkaEmitConfig:
+    d = _obj(v, c, "config")
+    _keys(d, ("key", "keyFormat", "headers", "outputFormat"), c, "config",
+          not_yet=("acks", "compression_type", "dateFormat", "tombstoneWhen"))
+    for k in ("key", "headers"):
+        if k in d:
+            _expression(d[k], c, "config", k)
+    if "keyFormat" in d and "key" not in d:
+        raise c.err("MISSING_OPTION", "'config.keyFormat' needs 'config.key'", "config", "key",
+                    expected="an expression", found=sorted(d))
+    return KafkaEmitConfig(
+        key=d.get("key"),
+        key_format=_str(d.get("keyFormat", defaults.KAFKA_KEY_FORMAT), c, "config", "keyFormat", allowed=KEY_FORMATS),
+        headers=d.get("headers"),
+        output_format=_str(d.get("outputFormat", defaults.KAFKA_OUTPUT_FORMAT), c, "config", "outputFormat",
+                           allowed=OUTPUT_FORMATS))
+
+
 def parse_emit(arg: Any, c: _Ctx) -> EmitSpec:
     d = _obj(arg, c)
-    _keys(d, ("connectionName", "db", "coll", "path", "topic", "stream"), c, not_yet=("config", "timeseries"))
+    _keys(d, ("connectionName", "db", "coll", "path", "topic", "stream", "config"), c, not_yet=("timeseries",))
     for k in ("topic", "stream"):   # Kafka topic / Redis stream: written as the collection ``coll``
         if k in d:
-            if set(d) - {k, "connectionName"} or "connectionName" not in d:
-                raise c.err("EMIT_SHAPE", f"a '{k}' sink takes 'connectionName' and '{k}' only", found=sorted(d))
-            if not isinstance(d[k], str):
-                raise NotSupportedYet("OPTION_NOT_SUPPORTED_YET", f"an expression as '{k}' is not supported yet",
-                                      position=c.pos, stage=c.stage, path=c.path(k))
-            return EmitSpec(c.pos, _str(d["connectionName"], c, "connectionName"), "", _str(d[k], c, k))
+            shape = {k, "connectionName"} | ({"config"} if k == "topic" else set())
+            if set(d) - shape or "connectionName" not in d:
+                raise c.err("EMIT_SHAPE", f"a '{k}' sink takes " + ", ".join(f"'{x}'" for x in sorted(shape))
+                            + " only", found=sorted(d))
+            config = _kafka_config(d["config"], c) if "config" in d else None
+            return EmitSpec(c.pos, _str(d["connectionName"], c, "connectionName"), "", _target(d[k], c, k),
+                            config=config)
+    if "config" in d:
+        raise c.err("EMIT_SHAPE", "'config' belongs to a Kafka sink ({connectionName, topic, config})", "config",
+                    found=sorted(d))
     if "path" in d:
         if set(d) - {"path"}:
             raise c.err("EMIT_SHAPE", "a JSON-lines file sink takes only 'path'", found=sorted(d))

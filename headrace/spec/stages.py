@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 __all__ = [
     "STAGE_SPECS", "stage_spec", "spec_of", "MatchSpec", "ValidateSpec", "SetFieldsSpec", "ProjectSpec",
-    "UnsetSpec", "ReplaceRootSpec", "UnwindSpec",
+    "UnsetSpec", "ReplaceRootSpec", "UnwindSpec", "SinkTargetSpec", "SINK_FIELD", "with_sink_targets",
 ]
 
 #: Stage name -> builder of its typed spec from a validated argument.
@@ -154,3 +154,33 @@ def _replace_with(arg: Any) -> ReplaceRootSpec:
 def _unwind(arg: "str | dict") -> UnwindSpec:
     d = {"path": arg} if isinstance(arg, str) else arg
     return UnwindSpec(d["path"][1:], d.get("includeArrayIndex"), bool(d.get("preserveNullAndEmptyArrays", False)))
+
+
+#: Reserved: the field that carries a document's evaluated sink expressions from the last stage
+#: to the sink, which removes it before writing (:func:`with_sink_targets`).
+SINK_FIELD = "__hr_sink"
+
+
+@dataclass(frozen=True)
+class SinkTargetSpec:
+    """The sink's per-document expressions (``$merge``'s dynamic ``into.db``/``into.coll``;
+    ``$emit``'s dynamic ``topic``/``stream``, Kafka ``config.key`` and ``config.headers``), by
+    name, evaluated after the last stage into :data:`SINK_FIELD`. A document whose expression
+    fails goes to the DLQ with the sink stage as its operator."""
+
+    parts: tuple[tuple[str, Any], ...]
+
+
+def with_sink_targets(p: Any) -> Any:
+    """``p`` (a :class:`~headrace.spec.model.Pipeline`) with a last stateless stage named after its
+    sink that evaluates the sink's per-document expressions, when it has any; else ``p``."""
+    from dataclasses import replace
+
+    from .model import Stage
+
+    parts = p.sink.dynamic() if p.sink is not None and hasattr(p.sink, "dynamic") else ()
+    if not parts:
+        return p
+    name = "$emit" if type(p.sink).__name__ == "EmitSpec" else "$merge"
+    st = Stage(name, p.sink.position, dict(parts), SinkTargetSpec(parts))
+    return replace(p, after=p.after + (st,)) if p.window is not None else replace(p, before=p.before + (st,))

@@ -238,3 +238,64 @@ def test_merge_into_a_topic_is_refused(tmp_path):
     with pytest.raises(PipelineError) as e:
         check_connections(p, reg)
     assert e.value.code == "MERGE_NOT_SUPPORTED" and "$emit" in str(e.value)
+
+
+def _messages(bootstrap: str, topic: str) -> list:
+    """The raw messages of a topic (all partitions), in partition then offset order."""
+    from headrace.connectors.kafka import KafkaClient, read_range
+
+    kc = KafkaClient("check", {"bootstrapServers": bootstrap})
+    try:
+        tps = kc.partitions([topic])
+        ends, lows = kc.ends(tps), kc.lows(tps)
+    finally:
+        kc.close()
+    return [m for (t, p) in sorted(tps) for m in read_range("check", {"bootstrapServers": bootstrap}, t, p,
+                                                            lows[(t, p)], ends[(t, p)])]
+
+
+def test_emit_routes_by_topic_expression_with_key_headers_and_canonical_json(spark, tansu, tmp_path):
+    """``$emit`` with a topic expression and ``config`` (key, keyFormat, headers, outputFormat), as
+    the Atlas Stream Processing manual writes it; documents whose topic or key cannot be used go
+    to the DLQ with a reason naming the option and the value, the others are written."""
+    from headrace import ejson
+
+    base = _topic("dyn")
+    for r in ("eu", "us"):
+        tansu.create_topic(f"{base}-{r}", 3)
+    docs = [{"_id": i, "region": r, "dev": d, "n": i} for i, (r, d) in
+            enumerate([("eu", "a"), ("us", "b"), ("eu", "a"), ("eu", "c"), ("us", "b"), ("eu", "a")])]
+    docs += [{"_id": 90, "region": 7, "dev": "x", "n": 0},           # topic: not a string
+             {"_id": 91, "region": "eu", "dev": 5, "n": 0}]           # key: not a string
+    f, reg = _registry(tmp_path, tansu.bootstrap)
+    pipe = {"pipeline": [
+        {"$source": {"documents": docs}},
+        {"$emit": {"connectionName": "kafka",
+                   "topic": {"$cond": [{"$eq": [{"$type": "$region"}, "string"]},
+                                       {"$concat": [base, "-", "$region"]}, "$region"]},
+                   "config": {"key": "$dev", "keyFormat": "string",
+                              "headers": {"region": "$region", "n": "$n"}, "outputFormat": "canonicalJson"}}}],
+        "options": {"dlq": {"connectionName": "store", "db": "r", "coll": "dlq"}, "streamMeta": False}}
+    _run(tmp_path, reg, pipe, tmp_path / "c")
+    got = {r: _messages(tansu.bootstrap, f"{base}-{r}") for r in ("eu", "us")}
+    assert sorted(ejson.loads(m.value())["_id"] for m in got["eu"]) == [0, 2, 3, 5]
+    assert sorted(ejson.loads(m.value())["_id"] for m in got["us"]) == [1, 4]
+    for r, ms in got.items():
+        for m in ms:
+            d = ejson.loads(m.value())
+            assert b'"n":{"$numberInt":' in m.value()          # canonical Extended JSON
+            assert m.key() == d["dev"].encode()
+            hs = dict(m.headers())
+            assert hs["region"] == r.encode() and hs["n"] == str(d["n"]).encode() and "hr-id" in hs
+        by_key = {}
+        for m in ms:      # one key, one partition
+            by_key.setdefault(m.key(), set()).add(m.partition())
+        assert all(len(p) == 1 for p in by_key.values()), by_key
+    dlq = {d["doc"]["_id"]: d for d in _store(tmp_path, "dlq")}
+    assert set(dlq) == {90, 91}
+    assert dlq[90]["operatorName"] == "$emit" and dlq[90]["errInfo"]["reason"] == \
+        "$emit topic must evaluate to a non-empty string, found int 7"
+    assert dlq[91]["errInfo"]["reason"] == "$emit config.key: keyFormat 'string' needs a string value, found int 5"
+    # a replay of the same input writes nothing twice
+    _run(tmp_path, reg, pipe, tmp_path / "c2")
+    assert sorted(ejson.loads(m.value())["_id"] for m in _messages(tansu.bootstrap, f"{base}-eu")) == [0, 2, 3, 5]

@@ -69,6 +69,14 @@ def test_merge_sink_is_idempotent_and_refuses_per_document(mongo_server, tmp_pat
     res = coll.merge_many([{"_id": 1, "v": 9}, {"_id": 7, "v": 7}], MergeSpec(when_matched="fail"))
     assert [i for i, _ in res.errors] == [0] and "refused" in res.errors[0][1]
     assert coll.count() == 5
+    # whenNotMatched: fail: documents that match nothing are refused, the others merged
+    res = coll.merge_many([{"_id": 2, "w": 1}, {"_id": 8, "v": 8}, {"_id": 3.0, "w": 2}],
+                          MergeSpec(when_matched="merge", when_not_matched="fail"))
+    assert res.errors == [(1, "whenNotMatched: fail: no document matches the 'on' fields")]
+    assert coll.count() == 5 and {d["_id"]: d.get("w") for d in coll.find()}[3] == 2
+    res = coll.merge_many([{"_id": 5, "k": "a", "v": 1}, {"_id": 6, "k": "z"}],
+                          MergeSpec(on=("k",), when_matched="replace", when_not_matched="fail"))
+    assert [i for i, _ in res.errors] == [0, 1]
 
 
 def test_windowed_processor_from_change_stream_into_mongodb_with_dlq_across_a_server_restart(

@@ -228,3 +228,21 @@ def test_merge_into_a_stream_is_refused(tmp_path):
     with pytest.raises(PipelineError) as e:
         check_connections(p, reg)
     assert e.value.code == "MERGE_NOT_SUPPORTED" and "Redis stream" in str(e.value) and "$emit" in str(e.value)
+
+
+def test_emit_to_a_stream_named_per_document(spark, redis_server, tmp_path):
+    """``$emit.stream`` as an expression: each document is appended to the stream it names; one
+    whose name is not a string goes to the DLQ; a replay appends nothing twice."""
+    base = _name("dyn")
+    docs = [{"_id": i, "k": k} for i, k in enumerate(["a", "b", "a", None, "b"])]
+    f, reg = _registry(tmp_path, redis_server.url)
+    pipe = {"pipeline": [{"$source": {"documents": docs}},
+                         {"$emit": {"connectionName": "redis", "stream": {"$concat": [base, ":", "$k"]}}}],
+            "options": {"dlq": {"connectionName": "store", "db": "r", "coll": "dlq"}}}
+    for ckpt in ("c1", "c2"):
+        _run(reg, pipe, tmp_path / ckpt)
+        assert [d["_id"] for d in _read_stream(redis_server, f"{base}:a")] == [0, 2]
+        assert [d["_id"] for d in _read_stream(redis_server, f"{base}:b")] == [1, 4]
+    dlq = _store(tmp_path, "dlq")      # one entry per run (a new checkpoint is a new run)
+    assert {d["doc"]["_id"] for d in dlq} == {3}
+    assert dlq[0]["errInfo"]["reason"] == "$emit stream must evaluate to a non-empty string, found null"

@@ -48,10 +48,9 @@ def test_source_and_emit_shapes(tmp_path):
         with pytest.raises(PipelineError) as e:
             parse_pipeline([{"$source": bad}])
         assert e.value.code == code
-    with pytest.raises(PipelineError) as e:
-        parse_pipeline([{"$source": {"connectionName": "k", "topic": "a"}},
+    p = parse_pipeline([{"$source": {"connectionName": "k", "topic": "a"}},
                         {"$emit": {"connectionName": "k", "topic": {"$concat": ["a", "$x"]}}}])
-    assert e.value.code == "OPTION_NOT_SUPPORTED_YET"
+    assert p.sink.dynamic() == (("coll", {"$concat": ["a", "$x"]}),)
 
 
 def test_merge_refused_into_topics_and_streams_but_not_mongodb(tmp_path):

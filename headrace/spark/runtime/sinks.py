@@ -98,23 +98,41 @@ class SinkPlan:
 
     def _merge(self, outputs: list[dict], info: BatchInfo | None = None) -> tuple[list[tuple[int, str]], dict | None]:
         """``$merge`` the outputs; returns the refused ones and, for a sink that keeps statistics
-        (a zoned connection's zones), what this write added to them."""
+        (a zoned connection's zones), what this write added to them. With per-document
+        expressions (:mod:`.targets`) each target is written on its own, in the batch's order."""
         from ...collections import open_collection
         from ...store.base import MergeSpec
+        from .targets import Routed, route
 
         s = self.sink
         if isinstance(s, MergeIntoSpec):
             spec = MergeSpec(on=s.on, when_matched=s.when_matched, when_not_matched=s.when_not_matched)
         else:
             spec = MergeSpec(on=("_id",), when_matched="replace")
-        coll = open_collection(self.registry, s.connection_name, str(s.db), str(s.coll))
-        before = coll.stats() if hasattr(coll, "stats") else None
-        fence = _fence(info) if hasattr(coll, "merge_fenced") else None
-        if fence is not None:     # PostgreSQL: documents and the batch's fence row in one transaction
-            errors = coll.merge_fenced(outputs, spec, fence)[0].errors
+        dynamic = s.dynamic()
+        if dynamic:
+            word = "stream" if self.registry.get(s.connection_name).type == "redis" else "topic"
+            groups, refused = route(outputs, "$emit" if isinstance(s, EmitSpec) else "$merge", s.db, s.coll, dynamic,
+                                    word)
         else:
-            errors = coll.merge_many(outputs, spec).errors
-        return errors, (None if before is None else stats_delta(before, coll.stats()))
+            groups, refused = [Routed(str(s.db), str(s.coll), list(range(len(outputs))), outputs,
+                                      [{}] * len(outputs))], []
+        config = s.config if isinstance(s, EmitSpec) else None
+        delta = None
+        for g in groups:
+            coll = open_collection(self.registry, s.connection_name, g.db, g.coll)
+            before = coll.stats() if hasattr(coll, "stats") else None
+            fence = _fence(info) if hasattr(coll, "merge_fenced") else None
+            if config is not None and hasattr(coll, "emit"):   # Kafka: key, headers, output format
+                errors = coll.emit(g.docs, g.extras, config).errors
+            elif fence is not None:   # PostgreSQL: documents and the batch's fence row in one transaction
+                errors = coll.merge_fenced(g.docs, spec, fence)[0].errors
+            else:
+                errors = coll.merge_many(g.docs, spec).errors
+            refused += [(g.index[j], reason) for j, reason in errors]
+            if before is not None:
+                delta = stats_add(delta, stats_delta(before, coll.stats()))
+        return sorted(refused), delta
 
 
 def _fence(info: BatchInfo | None):

@@ -11,4 +11,4 @@ from .base import Env, apply_stages, guard
 
 __all__ = ["Env", "apply_stages", "guard"]
 
-from . import add_fields, match, project, replace_root, unset, unwind, validate  # noqa: E402,F401
+from . import add_fields, match, project, replace_root, sink_target, unset, unwind, validate  # noqa: E402,F401

@@ -53,3 +53,30 @@ def test_merge_from_every_partition_stores_each_document_once(spark, tmp_path):
     stored = list(open_store(tmp_path / "home" / "store").collection("t", "c").find())
     assert sorted(d["i"] for d in stored) == [i for i in range(N) if i != 7]
     assert len({str(d["_id"]) for d in stored}) == len(stored) == stats["outputMessageCount"]
+
+
+def test_merge_into_collections_computed_per_document(spark, tmp_path):
+    """``into.db``/``into.coll`` as expressions: each document goes to the collection it names; a
+    name that is not a string, or an expression that fails, sends that document alone to the DLQ
+    (operator ``$merge``, the original document); the rest is written from both partitions."""
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps({"i": i, "s": "x" * (i % 5)}) + "\n" for i in range(N)))
+    into = {"connectionName": "store",
+            "db": {"$cond": [{"$eq": ["$i", 13]}, {"$toString": {"$toInt": "$s"}}, "t"]},
+            "coll": {"$cond": [{"$eq": ["$i", 11]}, 5, {"$concat": ["c", {"$toString": {"$mod": ["$i", 3]}}]}]}}
+    pipe = {"pipeline": _pipeline({"$merge": {"into": into}}),
+            "options": {"dlq": {"connectionName": "store", "db": "t", "coll": "dlq"}}}
+    run = prepare(pipe, home=tmp_path / "home", extra_connections={"in": {"type": "file", "path": str(inp)}})
+    stats = start(run, name="dyn", checkpoint=tmp_path / "ckpt-dyn", trigger_ms=0).run(max_input=N, duration_s=600)
+    store = open_store(tmp_path / "home" / "store")
+    for m in range(3):
+        got = sorted(d["i"] for d in store.collection("t", f"c{m}").find())
+        assert got == [i for i in range(N) if i % 3 == m and i not in (7, 11, 13)], m
+        assert all("__hr_sink" not in d for d in store.collection("t", f"c{m}").find())
+    dlq = {d["doc"]["i"]: d for d in store.collection("t", "dlq").find()}
+    assert set(dlq) == {11, 13}
+    assert dlq[11]["operatorName"] == "$merge"
+    assert dlq[11]["errInfo"]["reason"] == "$merge into.coll must evaluate to a non-empty string, found int 5"
+    assert dlq[13]["operatorName"] == "$merge" and "$toInt" in dlq[13]["errInfo"]["reason"]
+    assert dlq[13]["doc"] == {"i": 13, "s": "xxx"} or dlq[13]["doc"].get("j") is None
+    assert stats["dlqMessageCount"] == 2
