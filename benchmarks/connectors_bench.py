@@ -174,6 +174,7 @@ def main() -> None:
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT / "benchmarks"))
     servers = load_servers()
+    where = machine()       # with the load before the run
     tmp = Path(tempfile.mkdtemp(prefix="hr-conn-bench-"))
     rows, n = [], a.records
     kafka = servers.TansuServer(tmp / "tansu")
@@ -210,7 +211,7 @@ def main() -> None:
             ("embedded stream (fsync per put_many)", sw, sr, proc.get("stream"))]
     f = lambda x: "—" if x is None else f"{x:,.0f}"  # noqa: E731
     lines = [f"# Connectors: records/s ({n:,} records of ~200 bytes)", "",
-             f"Machine: {machine()} before the run; "
+             f"Machine: {where} before the run; "
              f"{_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC. "
              f"Command: `.venv/bin/python benchmarks/connectors_bench.py --records {n}`.", "",
              "| system | write (sink class, batches of 1,000) | read (reader, no Spark) | processor (source → $addFields → JSON lines, Spark local[2]) |",

@@ -68,3 +68,68 @@ def message_of(extra: Mapping[str, Any], config: Any) -> tuple[bytes | None, lis
     relaxed = config.output_format != "canonicalJson"
     key = encode_key(extra.get("key"), config.key_format, relaxed) if config.key is not None else None
     return key, encode_headers(extra.get("headers")) if config.headers is not None else []
+
+
+def decode_key(b: bytes | None, key_format: str) -> Any:
+    """A message key read as ``keyFormat`` says (the inverse of :func:`encode_key`); ``None`` for
+    no key. Raises ``ValueError`` when the bytes are not of that format."""
+    if b is None:
+        return None
+    if key_format == "binData":
+        return bytes(b)
+    if key_format in _INT_RANGE:
+        size = _INT_RANGE[key_format][0]
+        if len(b) != size:
+            raise ValueError(f"keyFormat {key_format!r}: a key of {len(b)} byte(s), expected {size}")
+        v = int.from_bytes(b, "big", signed=True)
+        return ejson.Int64(v) if key_format == "long" else v
+    try:
+        text = bytes(b).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"keyFormat {key_format!r}: the key is not UTF-8 ({exc.reason})") from None
+    if key_format == "string":
+        return text
+    try:
+        return ejson.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"keyFormat 'json': the key is not JSON ({exc})") from None
+
+
+def decode_headers(headers: Any) -> list[dict]:
+    """A message's headers as an array of ``{k, v}`` documents, in order: ``v`` is the value as a
+    string when it is UTF-8, else binData, and null for a header without a value."""
+    out = []
+    for k, v in headers or []:
+        if v is not None:
+            try:
+                v = bytes(v).decode("utf-8")
+            except UnicodeDecodeError:
+                v = bytes(v)
+        out.append({"k": k, "v": v})
+    return out
+
+
+def message_fields(raw: str | None, key: bytes | None, headers: Any, fields: Mapping[str, str]) -> tuple[Any, Any]:
+    """The document of a consumed message whose key and headers go into fields (``$source.config``
+    ``keyField``, ``keyFormat``, ``keyFormatError``, ``headersField``): ``(document, None)``, or
+    ``(None, reason)`` for the DLQ (not a JSON object; a key not of ``keyFormat`` unless
+    ``keyFormatError`` is ``passThrough``, which leaves the key field out)."""
+    if raw is None:
+        return None, "empty input record"
+    try:
+        doc = ejson.loads(raw)
+    except ValueError as exc:
+        return None, f"Input is not valid JSON: {exc}"
+    if not isinstance(doc, dict):
+        return None, f"Input is not a JSON object (found {type(doc).__name__})"
+    if fields.get("keyField"):
+        try:
+            k = decode_key(key, fields.get("keyFormat", "binData"))
+            if k is not None:
+                doc[fields["keyField"]] = k
+        except ValueError as exc:
+            if fields.get("keyFormatError", "dlq") != "passThrough":
+                return None, f"$source config.keyFormat: {exc}"
+    if fields.get("headersField"):
+        doc[fields["headersField"]] = decode_headers(headers)
+    return doc, None

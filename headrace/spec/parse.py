@@ -31,8 +31,11 @@ NOT_SUPPORTED_YET_STAGES = ("$lookup", "$https", "$setStreamMeta", "$throttle", 
 SOURCE_KEYS = ("connectionName", "documents", "replay", "timeField", "tsFieldName", "partitionIdleTimeout", "stream",
                "config", "topic", "db", "coll", "dedup")
 #: ``$source.config`` keys whose values are strings (Kafka and Redis readers), with allowed values if fixed
+KEY_FORMATS = ("binData", "string", "json", "int", "long")     # Kafka message keys, both ways
 SOURCE_STRING_CONFIG = {"auto_offset_reset": ("earliest", "latest"), "group_id": None, "startAt": None, "field": None,
-                        "fullDocument": ("default", "updateLookup", "whenAvailable", "required")}
+                        "fullDocument": ("default", "updateLookup", "whenAvailable", "required"),
+                        "keyField": None, "keyFormat": KEY_FORMATS, "keyFormatError": ("dlq", "passThrough"),
+                        "headersField": None}
 #: ``$source.config`` keys of MongoDB change streams with other values (checked by the reader's builder)
 SOURCE_OTHER_CONFIG = ("pipeline", "startAtOperationTime")
 SOURCE_NOT_SUPPORTED_YET = ("initialSync", "cursor", "fullDocument", "pipeline",
@@ -496,7 +499,6 @@ def _target(v: Any, c: _Ctx, *path: Any) -> Any:
     return _str(v, c, *path)
 
 
-KEY_FORMATS = ("binData", "string", "json", "int", "long")
 OUTPUT_FORMATS = ("relaxedJson", "canonicalJson")
 
 

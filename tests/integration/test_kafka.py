@@ -328,3 +328,31 @@ def test_emit_routes_by_topic_expression_with_key_headers_and_canonical_json(spa
     # a replay of the same input writes nothing twice
     _run(tmp_path, reg, pipe, tmp_path / "c2")
     assert sorted(ejson.loads(m.value())["_id"] for m in _messages(tansu.bootstrap, f"{base}-eu")) == [0, 2, 3, 5]
+
+
+def test_source_writes_message_keys_and_headers_into_fields(spark, tansu, tmp_path):
+    """``$source.config`` ``keyField``/``keyFormat``/``headersField``: each message's key (here a
+    4-byte int) and headers land in the document; a key that is not of ``keyFormat`` sends the
+    message to the DLQ with its raw text (``keyFormatError: dlq``, the default)."""
+    from confluent_kafka import Producer
+
+    topic = _topic("keys")
+    tansu.create_topic(topic, 1)
+    p = Producer({"bootstrap.servers": tansu.bootstrap})
+    for i in range(3):
+        p.produce(topic, value=json.dumps({"i": i}).encode(), key=i.to_bytes(4, "big", signed=True),
+                  headers=[("src", b"sensor"), ("bin", b"\xff\x00")], partition=0)
+    p.produce(topic, value=b'{"i": 9}', key=b"abc", partition=0)
+    assert p.flush(30) == 0
+    f, reg = _registry(tmp_path, tansu.bootstrap)
+    pipe = {"pipeline": [{"$source": {"connectionName": "kafka", "topic": topic,
+                                      "config": {"keyField": "k", "keyFormat": "int", "headersField": "h"}}},
+                         {"$merge": {"into": {"connectionName": "store", "db": "r", "coll": "out"}}}],
+            "options": {"dlq": {"connectionName": "store", "db": "r", "coll": "dlq"}}}
+    _run(tmp_path, reg, pipe, tmp_path / "c", max_input=4)
+    got = sorted(_store(tmp_path, "out"), key=lambda d: d["i"])
+    assert [(d["i"], d["k"]) for d in got] == [(0, 0), (1, 1), (2, 2)]
+    assert got[0]["h"] == [{"k": "src", "v": "sensor"}, {"k": "bin", "v": b"\xff\x00"}]
+    dlq = _store(tmp_path, "dlq")
+    assert [d["doc"] for d in dlq] == ['{"i": 9}']
+    assert dlq[0]["errInfo"]["reason"] == "$source config.keyFormat: keyFormat 'int': a key of 3 byte(s), expected 4"

@@ -1,7 +1,8 @@
 """Per-document sink expressions without Spark: ``$emit``'s dynamic topic or stream and Kafka
 ``config`` (key, keyFormat, headers, outputFormat), ``$merge``'s dynamic ``into.db``/``into.coll``:
 parsing, refusals before anything runs, the sink stage added after the last stage, routing of
-documents to their targets, and the encoding of Kafka keys and headers."""
+documents to their targets, and Kafka message keys and headers both ways (``$emit.config`` writes
+them, ``$source.config`` ``keyField``/``headersField`` reads them)."""
 from __future__ import annotations
 
 import pytest
@@ -98,3 +99,32 @@ def test_kafka_keys_and_headers_are_encoded_as_the_formats_say():
     cfg = KafkaEmitConfig(key="$k", key_format="json", output_format="canonicalJson")
     assert message_of({"key": 1}, cfg) == (b'{"$numberInt":"1"}', [])
     assert message_of({}, None) == (None, [])
+
+
+def test_kafka_source_key_and_header_fields_are_validated():
+    p = parse_pipeline([{"$source": {"connectionName": "k", "topic": "t", "config": {
+        "keyField": "key", "keyFormat": "long", "keyFormatError": "passThrough", "headersField": "h"}}}])
+    assert p.source.config["keyFormat"] == "long"
+    for bad in ({"keyFormat": "uuid"}, {"keyFormatError": "ignore"}, {"keyField": 5}):
+        with pytest.raises(PipelineError) as e:
+            parse_pipeline([{"$source": {"connectionName": "k", "topic": "t", "config": bad}}])
+        assert e.value.code in ("BAD_VALUE", "TYPE_MISMATCH")
+
+
+def test_kafka_message_keys_and_headers_are_read_as_the_formats_say():
+    from headrace import ejson
+    from headrace.connectors.kafka_message import decode_headers, decode_key, message_fields
+
+    for v, fmt in ((5, "int"), (ejson.Int64(-2), "long"), ("k", "string"), ({"a": [1]}, "json"), (b"\x00", "binData")):
+        assert decode_key(encode_key(v, fmt), fmt) == v
+    for b, fmt in ((b"abc", "int"), (b"\xff", "string"), (b"{", "json")):
+        with pytest.raises(ValueError, match=f"keyFormat '{fmt}'"):
+            decode_key(b, fmt)
+    assert decode_headers([("a", b"x"), ("b", b"\xff"), ("c", None)]) == [
+        {"k": "a", "v": "x"}, {"k": "b", "v": b"\xff"}, {"k": "c", "v": None}]
+    f = {"keyField": "key", "keyFormat": "int"}
+    assert message_fields('{"a": 1}', b"\x00\x00\x00\x07", None, f) == ({"a": 1, "key": 7}, None)
+    assert message_fields('{"a": 1}', b"\x07", None, f)[1].startswith("$source config.keyFormat")
+    assert message_fields('{"a": 1}', b"\x07", None, {**f, "keyFormatError": "passThrough"}) == ({"a": 1}, None)
+    assert message_fields('{"a": 1}', None, None, f) == ({"a": 1}, None)
+    assert message_fields("[1]", None, None, f)[1] == "Input is not a JSON object (found list)"

@@ -146,8 +146,12 @@ def _kafka(spark, ctx: SourceContext, conn) -> OpenedSource:
         r = r.option("maxRecordsPerBatch", str(int(cfg["maxRecordsPerBatch"])))
     if cfg.get("group_id"):
         r = r.option("groupId", cfg["group_id"])
+    fields = {k: cfg[k] for k in ("keyField", "keyFormat", "keyFormatError", "headersField") if k in cfg}
+    if fields:
+        r = r.option("messageFields", json.dumps(fields))
     if ctx.ticks:
         r = r.option("tickMs", TICK_MS)
+
     def parts(_positions: dict) -> list[str]:
         client = KafkaClient(conn.name, conn.options)
         try:

@@ -16,6 +16,9 @@ consumer group positions are committed to after each batch: informational only),
 - Row schema: that of :data:`headrace.spark.sources.SOURCE_SCHEMA`; ``partition`` is
   ``topic:partition``, ``offset`` the record offset, ``arrival`` and ``source_ts`` the record's
   timestamp, ``raw`` its value as text, ``key`` its key as text.
+- ``messageFields`` (JSON: ``keyField``, ``keyFormat``, ``keyFormatError``, ``headersField``):
+  the key and headers are written into the document, which the reader then builds in Python
+  (:func:`headrace.connectors.kafka_message.message_fields`) instead of leaving the text to the JVM.
 """
 from __future__ import annotations
 
@@ -62,6 +65,7 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.max_records = int(opts.get("maxrecordsperbatch", DEFAULT_MAX_RECORDS))
         self.tick_ms = int(opts.get("tickms", 0))
         self.group_id = opts.get("groupid") or None
+        self.fields = json.loads(opts["messagefields"]) if opts.get("messagefields") else None
         self._client = None
         self._target: dict[str, int] | None = None
 
@@ -142,7 +146,8 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition) -> Iterator[tuple]:
         from ...connectors.kafka import pkey, read_range
-        from ..docs import parse_in_reader
+        from ...connectors.kafka_message import message_fields
+        from ..docs import parse_in_reader, to_variant
         from . import tick_row
 
         if isinstance(partition, TickRange):
@@ -160,8 +165,12 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 ts = _EPOCH + _dt.timedelta(milliseconds=ms)
             v = m.value()
             raw = None if v is None else v.decode("utf-8", "replace")
-            doc, error = parse_in_reader(raw)
             k = m.key()
+            if self.fields:        # key and headers into fields: the document is built here
+                value, error = message_fields(raw, k, m.headers(), self.fields)
+                doc = None if value is None else to_variant(value)
+            else:
+                doc, error = parse_in_reader(raw)
             yield (name, m.offset(), ts, raw, doc, error, 0, ts, None if k is None else k.decode("utf-8", "replace"))
 
     def commit(self, end: dict) -> None:
