@@ -2,7 +2,7 @@
 started on a free loopback port with its files in a temp dir by the ``mongo_server`` fixture):
 the change stream reader on its own (resume tokens as positions), the ``$merge`` sink, and a
 windowed processor from a change stream into a MongoDB collection with bad documents to the
-DLQ, across a kill -9 and restart of the server."""
+DLQ, across a kill -9 of the CLI running it and across a kill -9 and restart of the server."""
 from __future__ import annotations
 
 import json
@@ -79,6 +79,74 @@ def test_merge_sink_is_idempotent_and_refuses_per_document(mongo_server, tmp_pat
     assert [i for i, _ in res.errors] == [0, 1]
 
 
+def _windowed(db: str, op_time, max_records: int) -> dict:
+    """Windowed sums per key from the change stream of ``db.in`` into ``db.out``, DLQ ``db.dlq``."""
+    return {"pipeline": [
+        {"$source": {"connectionName": "mongo", "db": db, "coll": "in",
+                     "config": {"startAtOperationTime": {"$timestamp": {"t": op_time.time, "i": op_time.inc}},
+                                "maxRecordsPerBatch": max_records},
+                     "timeField": {"$toDate": "$fullDocument.t"}}},
+        {"$replaceWith": "$fullDocument"},
+        {"$tumblingWindow": {"interval": {"size": WINDOW_MS // 1000, "unit": "second"},
+                             "pipeline": [{"$group": {"_id": "$k", "sum": {"$sum": "$v"}, "n": {"$sum": 1}}}]}},
+        {"$addFields": {"_id": {"$concat": ["$_id", "@", {"$toString": {"$toLong": {"$meta": "stream.window.start"}}}]}}},
+        {"$project": {"sum": 1, "n": 1}},
+        {"$merge": {"into": {"connectionName": "mongo", "db": db, "coll": "out"}}}],
+        "options": {"dlq": {"connectionName": "mongo", "db": db, "coll": "dlq"}}}
+
+
+def _inputs(n: int = 24) -> list[dict]:
+    """``n`` documents 1.5 s apart over three keys, then one an hour later that closes the windows."""
+    from headrace import ejson
+
+    docs = [{"t": ejson.format_date(ejson.millis_to_datetime(BASE + i * 1500)), "k": f"k{i % 3}", "v": i}
+            for i in range(n)]
+    return docs + [{"t": ejson.format_date(ejson.millis_to_datetime(BASE + 3_600_000)), "k": "end", "v": 0}]
+
+
+def _want(docs: list[dict]) -> list[dict]:
+    want: dict[str, list[int]] = {}
+    for d in docs[:-1]:
+        ms = BASE + int(d["v"]) * 1500
+        key = f"{d['k']}@{ms - ms % WINDOW_MS}"
+        want.setdefault(key, [0, 0])
+        want[key][0] += d["v"]
+        want[key][1] += 1
+    return sorted(({"_id": k, "sum": v[0], "n": v[1]} for k, v in want.items()), key=lambda x: x["_id"])
+
+
+def test_windowed_processor_from_a_change_stream_across_a_kill_9_of_the_cli(spark, mongo_server, tmp_path):
+    """The same windowed processor run by the CLI, killed with SIGKILL after its third
+    micro-batch and restarted from its checkpoint (the change stream resumes from the token in
+    it): exact windows, one DLQ entry."""
+    from _connector_helpers import kill_cli_after_batch
+
+    from headrace import ejson
+    from headrace.spark.engine import Processor, RunOptions
+    from headrace.spec import parse_pipeline
+    from headrace.validate import check_connections
+
+    db = _db()
+    c = _client(mongo_server)
+    op_time = c[db].command("ping")["operationTime"]
+    docs = _inputs()
+    c[db]["in"].insert_many(docs[:12])
+    c[db]["in"].insert_one({"t": "not a date", "k": "bad", "v": -1})
+    c[db]["in"].insert_many(docs[12:])
+    f, reg = _registry(tmp_path, mongo_server.uri)
+    pipe = _windowed(db, op_time, 4)
+    pf, ck, _err = kill_cli_after_batch(pipe, tmp_path, f)
+    assert c[db]["out"].count_documents({}) < len(_want(docs))      # killed before the end
+    parsed = parse_pipeline(pipe)
+    check_connections(parsed, reg)
+    Processor(parsed, RunOptions(name=pf.stem, checkpoint=ck, registry=reg, trigger_ms=0)).run(
+        max_input=len(docs) + 1, duration_s=240)
+    assert plain(ejson.loads(ejson.dumps(x)) for x in c[db]["out"].find()) == _want(docs)
+    dlq = list(c[db]["dlq"].find())
+    assert len(dlq) == 1 and "not a date" in json.dumps(dlq[0]["doc"], default=str)
+    c.close()
+
+
 def test_windowed_processor_from_change_stream_into_mongodb_with_dlq_across_a_server_restart(
         spark, mongo_server, tmp_path):
     """A windowed processor from a change stream into a collection of the same server, bad
@@ -94,25 +162,11 @@ def test_windowed_processor_from_change_stream_into_mongodb_with_dlq_across_a_se
     db = _db()
     c = _client(mongo_server)
     op_time = c[db].command("ping")["operationTime"]
-    docs = []
-    for i in range(24):
-        docs.append({"t": ejson.format_date(ejson.millis_to_datetime(BASE + i * 1500)), "k": f"k{i % 3}", "v": i})
-    docs.append({"t": ejson.format_date(ejson.millis_to_datetime(BASE + 3_600_000)), "k": "end", "v": 0})
+    docs = _inputs()
     c[db]["in"].insert_many(docs[:10])
     c[db]["in"].insert_one({"t": "not a date", "k": "bad", "v": -1})
     f, reg = _registry(tmp_path, mongo_server.uri, retry={"attempts": 8, "backoffMs": 200, "timeoutMs": 2000})
-    pipe = {"pipeline": [
-        {"$source": {"connectionName": "mongo", "db": db, "coll": "in",
-                     "config": {"startAtOperationTime": {"$timestamp": {"t": op_time.time, "i": op_time.inc}},
-                                "maxRecordsPerBatch": 10},
-                     "timeField": {"$toDate": "$fullDocument.t"}}},
-        {"$replaceWith": "$fullDocument"},
-        {"$tumblingWindow": {"interval": {"size": WINDOW_MS // 1000, "unit": "second"},
-                             "pipeline": [{"$group": {"_id": "$k", "sum": {"$sum": "$v"}, "n": {"$sum": 1}}}]}},
-        {"$addFields": {"_id": {"$concat": ["$_id", "@", {"$toString": {"$toLong": {"$meta": "stream.window.start"}}}]}}},
-        {"$project": {"sum": 1, "n": 1}},
-        {"$merge": {"into": {"connectionName": "mongo", "db": db, "coll": "out"}}}],
-        "options": {"dlq": {"connectionName": "mongo", "db": db, "coll": "dlq"}}}
+    pipe = _windowed(db, op_time, 10)
     parsed = parse_pipeline(pipe)
     check_connections(parsed, reg)
     first = threading.Event()
@@ -138,15 +192,8 @@ def test_windowed_processor_from_change_stream_into_mongodb_with_dlq_across_a_se
     c[db]["in"].insert_many(docs[10:])
     t.join(300)
     assert not t.is_alive() and "error" not in result, result.get("error")
-    want: dict[str, list[int]] = {}
-    for d in docs[:-1]:
-        ms = BASE + int(d["v"]) * 1500
-        key = f"{d['k']}@{ms - ms % WINDOW_MS}"
-        want.setdefault(key, [0, 0])
-        want[key][0] += d["v"]
-        want[key][1] += 1
     got = plain(ejson.loads(ejson.dumps(x)) for x in c[db]["out"].find())
-    assert got == sorted(({"_id": k, "sum": v[0], "n": v[1]} for k, v in want.items()), key=lambda x: x["_id"])
+    assert got == _want(docs)
     dlq = list(c[db]["dlq"].find())
     assert len(dlq) == 1 and "not a date" in json.dumps(dlq[0]["doc"], default=str)
     c.close()
