@@ -176,9 +176,11 @@ def run_trials(w: Workload, total: int, kills: int, seed: int = 1, max_runs: int
                 env["HEADRACE_CRASH_MARKER"] = str(marker)
             else:
                 plan = ("random", rng.uniform(1.0, 12.0))
-        proc = subprocess.Popen([sys.executable, "-m", "headrace.killtrials", w.to_json(), str(total)],
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                start_new_session=True)
+        err_path = w.root / f"child-{rep.runs}.err"      # kept: a failed child's reason is in it
+        with open(err_path, "wb") as err_file:
+            proc = subprocess.Popen([sys.executable, "-m", "headrace.killtrials", w.to_json(), str(total)],
+                                    env=env, stdout=subprocess.PIPE, stderr=err_file, text=True,
+                                    start_new_session=True)
         try:
             if plan and plan[0] == "random":
                 line = proc.stdout.readline()           # the processors are up: now the clock runs
@@ -201,7 +203,9 @@ def run_trials(w: Workload, total: int, kills: int, seed: int = 1, max_runs: int
             rep.kills.append(f"random {plan[1]:.1f}s" if plan and plan[0] == "random" else
                              f"{plan[1] if plan else 'unplanned'}")
             continue
-        raise RuntimeError(f"child failed with exit code {proc.returncode}: {out[-2000:]}")
+        tail = err_path.read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"child failed with exit code {proc.returncode}: {out[-2000:]}\n"
+                           f"its standard error ({err_path}) ends:\n{tail}")
     rep.seconds = time.monotonic() - t0
     return rep
 
