@@ -21,6 +21,7 @@ as its declared state keeps its names and kinds.
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from ...keyed.channel import Channel, input_watermark
 from ...keyed.errors import KeyedError
 from ...keyed.injectors import ChannelInjector
 from ...keyed.topology import Topology
+from ..runtime.sources import read_stream
 from .processor import OUTPUT_SCHEMA, KeyedProcessor, read_offset
 from .source import KeyedSource
 
@@ -43,7 +45,6 @@ class SparkRunner:
         self.root = Path(root)
         self.ch = Channel(self.root)
         self.spark = spark or get_spark()
-        self.spark.dataSource.register(KeyedSource)
         self.max_batches = max_batches
         self.queries: dict[str, Any] = {}
         self.last_progress: dict[str, Any] = {}
@@ -68,7 +69,7 @@ class SparkRunner:
         ckpt = self.checkpoint(name)
         self.ch.register(name, "spark", ckpt)
         upstream = self.topo.upstream(name)
-        r = (self.spark.readStream.format("headrace_keyed").option("root", str(self.root))
+        r = (read_stream(self.spark, KeyedSource, uuid.uuid4().hex[:12]).option("root", str(self.root))
              .option("computation", name).option("upstream", ",".join(upstream))
              .option("streams", ",".join(spec.inputs)))
         if self.max_batches:

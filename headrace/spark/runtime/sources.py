@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -29,6 +30,22 @@ class SourceContext:
     registry: Registry
     state_dir: Path        # the processor's own directory in its checkpoint
     ticks: bool            # idle timeouts or processing-time windows: the clock must move without data
+    tag: str = field(default_factory=lambda: uuid.uuid4().hex[:12])    # this processor's data sources
+
+
+def read_stream(spark, cls, tag: str):
+    """``spark.readStream`` of the Python data source ``cls`` registered under a name of its own
+    (``<name>_<tag>``), so no two streaming queries of one JVM share its registration.
+
+    Why: Spark builds every Python function of a data source (planning, reading) with the
+    registration's environment map, and the driver-side runner of a Python streaming source adds
+    to that map when a query starts (``StreamingPythonRunner.init``). Two queries sharing one
+    registration (two processors in one worker) could have one query's start mutate the map while
+    the scheduler serialized the other's read tasks: the task then failed to deserialize
+    (``java.io.OptionalDataException``; seen in the kill -9 trials, which run two processors)."""
+    name = f"{cls.name()}_{tag}"
+    spark.dataSource.register(type(f"{cls.__name__}_{tag}", (cls,), {"name": classmethod(lambda c: name)}))
+    return spark.readStream.format(name)
 
 
 @dataclass
@@ -81,7 +98,9 @@ def _documents(spark, ctx: SourceContext, _conn) -> OpenedSource:
         batches, parts = prepare_batches(s, _dt.datetime.now(_dt.timezone.utc))
         write_batches(path, one_batch(batches) if s.replay is None else batches)
         parts_file.write_text(json.dumps(parts))
-    df = spark.readStream.format("headrace_documents").option("path", str(path)).load()
+    from ..sources.documents import DocumentsDataSource
+
+    df = read_stream(spark, DocumentsDataSource, ctx.tag).option("path", str(path)).load()
     return OpenedSource(df, "replay" if s.replay else "documents", json.loads(parts_file.read_text()))
 
 
@@ -96,13 +115,17 @@ def one_batch(batches: list[dict]) -> list[dict]:
 
 @source("sample")
 def _sample(spark, ctx: SourceContext, conn) -> OpenedSource:
-    r = _options(spark.readStream.format("headrace_sample"), {**conn.options, **ctx.spec.config})
+    from ..sources.sample import SampleDataSource
+
+    r = _options(read_stream(spark, SampleDataSource, ctx.tag), {**conn.options, **ctx.spec.config})
     return OpenedSource(r.load(), "generated", ["0"])
 
 
 @source("file")
 def _file(spark, ctx: SourceContext, conn) -> OpenedSource:
-    r = spark.readStream.format("headrace_file").option("path", str(conn.options["path"]))
+    from ..sources.file import FileDataSource
+
+    r = read_stream(spark, FileDataSource, ctx.tag).option("path", str(conn.options["path"]))
     if ctx.ticks:
         r = r.option("tickMs", TICK_MS)
     return OpenedSource(_options(r, ctx.spec.config).load(), "file", ["0"])
@@ -117,7 +140,9 @@ def _stream(spark, ctx: SourceContext, conn) -> OpenedSource:
         raise HeadraceError(f"$source on stream connection {conn.name!r} needs 'stream'",
                             code="SOURCE_STREAM_REQUIRED")
     home = conn.options.get("home") or str(ctx.registry.home)
-    r = spark.readStream.format("headrace_stream").option("home", home).option("stream", s.stream)
+    from ..sources.stream import StreamDataSource
+
+    r = read_stream(spark, StreamDataSource, ctx.tag).option("home", home).option("stream", s.stream)
     if ctx.ticks:
         r = r.option("tickMs", TICK_MS)
     fn = lambda positions: watermark_partitions(home, s.stream, positions)  # noqa: E731
@@ -137,9 +162,8 @@ def _kafka(spark, ctx: SourceContext, conn) -> OpenedSource:
     s = ctx.spec
     if not s.topics:
         raise HeadraceError(f"$source on kafka connection {conn.name!r} needs 'topic'", code="SOURCE_TOPIC_REQUIRED")
-    spark.dataSource.register(KafkaDataSource)
     cfg = s.config
-    r = (spark.readStream.format("headrace_kafka").option("connection", conn.name)
+    r = (read_stream(spark, KafkaDataSource, ctx.tag).option("connection", conn.name)
          .option("connectionSecret", _secret_options(conn)).option("topics", json.dumps(list(s.topics)))
          .option("startingPosition", cfg.get("auto_offset_reset", "earliest")))
     if "maxRecordsPerBatch" in cfg:
@@ -176,9 +200,8 @@ def _redis(spark, ctx: SourceContext, conn) -> OpenedSource:
         client.last_id(s.streams[0])
     finally:
         client.close()
-    spark.dataSource.register(RedisDataSource)
     cfg = s.config
-    r = (spark.readStream.format("headrace_redis").option("connection", conn.name)
+    r = (read_stream(spark, RedisDataSource, ctx.tag).option("connection", conn.name)
          .option("connectionSecret", _secret_options(conn)).option("streams", json.dumps(list(s.streams)))
          .option("startAt", cfg.get("startAt", "earliest")).option("field", cfg.get("field", "doc")))
     if "maxRecordsPerBatch" in cfg:
@@ -200,9 +223,8 @@ def _mongodb(spark, ctx: SourceContext, conn) -> OpenedSource:
         probe._call("connecting", lambda: probe._c().admin.command("ping"))
     finally:
         probe.close()
-    spark.dataSource.register(MongoDataSource)
     cfg = s.config
-    r = (spark.readStream.format("headrace_mongodb").option("connection", conn.name)
+    r = (read_stream(spark, MongoDataSource, ctx.tag).option("connection", conn.name)
          .option("connectionSecret", _secret_options(conn)).option("db", s.db or "").option("coll", s.coll or "")
          .option("pipeline", json.dumps(cfg.get("pipeline", []))))
     if cfg.get("fullDocument"):
