@@ -2,7 +2,8 @@
 sink's commit and Spark's (in both orders), and kill -9 trials.
 
 Kill trials: ``HEADRACE_KILL_TRIALS=N`` sets how many SIGKILLs to try (default 1, the short run
-for CI; 200 for a long run outside CI). Each restart starts a Spark JVM."""
+for CI; 200 for a long run outside CI), ``HEADRACE_KILL_SEED`` the first workload's seed (default
+1; each workload of eight kills takes the next). Each restart starts a Spark JVM."""
 from __future__ import annotations
 
 import os
@@ -99,13 +100,15 @@ def test_kill_minus_nine_trials(pg, schema, tmp_path):
     from headrace.killtrials import Workload, check, run_trials
 
     want = int(os.environ.get("HEADRACE_KILL_TRIALS", "1"))
+    first = int(os.environ.get("HEADRACE_KILL_SEED", "1"))     # a long run can start from other seeds
     done, rounds, log = 0, 0, []
     while done < want:
         rounds += 1
-        w = Workload(tmp_path / f"w{rounds}", pg.dsn, f"{schema}_{rounds}", seed=rounds,
+        seed = first + rounds - 1
+        w = Workload(tmp_path / f"w{rounds}", pg.dsn, f"{schema}_{rounds}", seed=seed,
                      messages=400 if want > 3 else 200)   # the short CI run: 5 batches a processor
         total = w.prepare()
-        rep = run_trials(w, total, min(want - done, 8), seed=rounds, max_runs=want * 3 + 10)
+        rep = run_trials(w, total, min(want - done, 8), seed=seed, max_runs=want * 3 + 10)
         done += len(rep.kills)
         log.append((rounds, rep.kills, round(rep.seconds)))
         for target, (ids, expected) in check(w).items():
