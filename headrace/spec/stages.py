@@ -176,11 +176,11 @@ def with_sink_targets(p: Any) -> Any:
     sink that evaluates the sink's per-document expressions, when it has any; else ``p``."""
     from dataclasses import replace
 
-    from .model import Stage
+    from .model import EmitSpec, Stage
 
-    parts = p.sink.dynamic() if p.sink is not None and hasattr(p.sink, "dynamic") else ()
+    parts = p.sink.dynamic() if p.sink is not None else ()
     if not parts:
         return p
-    name = "$emit" if type(p.sink).__name__ == "EmitSpec" else "$merge"
+    name = "$emit" if isinstance(p.sink, EmitSpec) else "$merge"
     st = Stage(name, p.sink.position, dict(parts), SinkTargetSpec(parts))
     return replace(p, after=p.after + (st,)) if p.window is not None else replace(p, before=p.before + (st,))
