@@ -41,19 +41,8 @@ def _produce(bootstrap: str, topic: str, parts: list[list[str]], extra: dict[int
 
 def _read_topic(bootstrap: str, topic: str) -> list[dict]:
     from headrace import ejson
-    from headrace.connectors.kafka import KafkaClient, read_range
 
-    kc = KafkaClient("check", {"bootstrapServers": bootstrap})
-    try:
-        tps = kc.partitions([topic])
-        ends, lows = kc.ends(tps), kc.lows(tps)
-    finally:
-        kc.close()
-    out = []
-    for (t, p) in tps:
-        out.extend(ejson.loads(m.value()) for m in read_range("check", {"bootstrapServers": bootstrap}, t, p,
-                                                             lows[(t, p)], ends[(t, p)]))
-    return out
+    return [ejson.loads(m.value()) for m in _messages(bootstrap, topic)]
 
 
 def _registry(tmp_path, bootstrap: str, **extra):

@@ -104,6 +104,18 @@ def _inputs(n: int = 24) -> list[dict]:
     return docs + [{"t": ejson.format_date(ejson.millis_to_datetime(BASE + 3_600_000)), "k": "end", "v": 0}]
 
 
+def _start(srv, first: int):
+    """A new database, a client, the operation time before any input, the input, and its first
+    ``first`` documents and a bad one (not a date) inserted."""
+    db = _db()
+    c = _client(srv)
+    op_time = c[db].command("ping")["operationTime"]
+    docs = _inputs()
+    c[db]["in"].insert_many(docs[:first])
+    c[db]["in"].insert_one({"t": "not a date", "k": "bad", "v": -1})
+    return db, c, op_time, docs
+
+
 def _want(docs: list[dict]) -> list[dict]:
     want: dict[str, list[int]] = {}
     for d in docs[:-1]:
@@ -126,12 +138,7 @@ def test_windowed_processor_from_a_change_stream_across_a_kill_9_of_the_cli(spar
     from headrace.spec import parse_pipeline
     from headrace.validate import check_connections
 
-    db = _db()
-    c = _client(mongo_server)
-    op_time = c[db].command("ping")["operationTime"]
-    docs = _inputs()
-    c[db]["in"].insert_many(docs[:12])
-    c[db]["in"].insert_one({"t": "not a date", "k": "bad", "v": -1})
+    db, c, op_time, docs = _start(mongo_server, 12)
     c[db]["in"].insert_many(docs[12:])
     f, reg = _registry(tmp_path, mongo_server.uri)
     pipe = _windowed(db, op_time, 4)
@@ -159,12 +166,7 @@ def test_windowed_processor_from_change_stream_into_mongodb_with_dlq_across_a_se
     from headrace.spec import parse_pipeline
     from headrace.validate import check_connections
 
-    db = _db()
-    c = _client(mongo_server)
-    op_time = c[db].command("ping")["operationTime"]
-    docs = _inputs()
-    c[db]["in"].insert_many(docs[:10])
-    c[db]["in"].insert_one({"t": "not a date", "k": "bad", "v": -1})
+    db, c, op_time, docs = _start(mongo_server, 10)
     f, reg = _registry(tmp_path, mongo_server.uri, retry={"attempts": 8, "backoffMs": 200, "timeoutMs": 2000})
     pipe = _windowed(db, op_time, 10)
     parsed = parse_pipeline(pipe)

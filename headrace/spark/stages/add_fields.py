@@ -12,13 +12,14 @@ from .base import guard
 
 @stage("$addFields", "$set", spec=SetFieldsSpec)
 def apply(df, st, spec: SetFieldsSpec, env):
-    doc, err, h = env.once(st, lambda: _compile(st.name, spec, env))
+    doc, err, h = env.once(st, lambda: compile_fields(st.name, spec, env))
     return guard(df, doc, err, st.name, hoist=h)
 
 
-def _compile(name: str, spec: SetFieldsSpec, env):
+def compile_fields(name: str, spec: SetFieldsSpec, env, prefix: str = ""):
+    """The document with ``spec``'s fields set (under ``prefix``), its error column and hoister."""
     h = Hoister()
     with h.active():
-        compiled = {k: compile_expression(v, env.ctx(where=f"{name}.{k}", hoist=h)) for k, v in spec.fields}
+        compiled = {prefix + k: compile_expression(v, env.ctx(where=f"{name}.{k}", hoist=h)) for k, v in spec.fields}
         doc = V.set_fields(F.col("doc"), {k: c.value for k, c in compiled.items()})
     return doc, first_error(*(c.error for c in compiled.values())), h

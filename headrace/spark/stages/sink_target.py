@@ -6,25 +6,13 @@ goes to the DLQ with the sink stage as its operator. Golden cases (validation be
 runs): ``error_merge_into_coll_expression.json``, ``error_emit_keyformat_without_key.json``;
 written targets: ``tests/spark/runtime/test_sinks_parallel.py`` and the Kafka and Redis
 integration tests."""
-from pyspark.sql import functions as F
-
-from ...spec.stages import SINK_FIELD, SinkTargetSpec
-from .. import values as V
-from ..expr import compile_expression
-from ..hoist import Hoister
-from ..registry import first_error, stage
+from ...spec.stages import SINK_FIELD, SetFieldsSpec, SinkTargetSpec
+from ..registry import stage
+from .add_fields import compile_fields
 from .base import guard
 
 
 @stage("$merge", "$emit", spec=SinkTargetSpec)
 def apply(df, st, spec: SinkTargetSpec, env):
-    doc, err, h = env.once(st, lambda: _compile(st.name, spec, env))
+    doc, err, h = env.once(st, lambda: compile_fields(st.name, SetFieldsSpec(spec.parts), env, prefix=SINK_FIELD + "."))
     return guard(df, doc, err, st.name, hoist=h)
-
-
-def _compile(name: str, spec: SinkTargetSpec, env):
-    h = Hoister()
-    with h.active():
-        compiled = {k: compile_expression(v, env.ctx(where=f"{name}.{k}", hoist=h)) for k, v in spec.parts}
-        doc = V.set_fields(F.col("doc"), {SINK_FIELD: V.make_object([(k, c.value) for k, c in compiled.items()])})
-    return doc, first_error(*(c.error for c in compiled.values())), h
