@@ -410,6 +410,7 @@ OPERATORS: dict[str, Spec] = {
     "$strLenBytes": _list(1, 1, "strings"),
     "$trim": _obj({"input"}, {"chars"}, "strings"), "$ltrim": _obj({"input"}, {"chars"}, "strings"),
     "$rtrim": _obj({"input"}, {"chars"}, "strings"), "$indexOfCP": _list(2, 4, "strings"),
+    "$indexOfBytes": _list(2, 4, "strings"),
     "$regexMatch": _obj({"input", "regex"}, {"options"}, "strings", _check_regex),
     "$regexFind": _obj({"input", "regex"}, {"options"}, "strings", _check_regex),
     "$regexFindAll": _obj({"input", "regex"}, {"options"}, "strings", _check_regex),

@@ -1,5 +1,5 @@
 """Strings: ``$concat $substrCP $substrBytes $substr $toLower $toUpper $split $strLenCP
-$strLenBytes $trim $ltrim $rtrim $indexOfCP $regexMatch $regexFind $regexFindAll $replaceOne
+$strLenBytes $trim $ltrim $rtrim $indexOfCP $indexOfBytes $regexMatch $regexFind $regexFindAll $replaceOne
 $replaceAll $strcasecmp``.
 
 MongoDB semantics: ``$concat`` takes strings only (null or missing gives null); ``$substr*``,
@@ -16,7 +16,7 @@ does a group that can match the empty string; doubles
 convert to strings in Java's notation when not integral (``1.0E20``).
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$concat`` project_concat; ``$indexOfCP``
-project_indexofcp; ``$ltrim`` project_ltrim; ``$regexFind`` addfields_regexfind; ``$regexFindAll``
+project_indexofcp; ``$indexOfBytes`` project_indexofbytes; ``$ltrim`` project_ltrim; ``$regexFind`` addfields_regexfind; ``$regexFindAll``
 addfields_regexfindall; ``$regexMatch`` addfields_regexmatch; ``$replaceAll`` project_replaceall;
 ``$replaceOne`` project_replaceone; ``$rtrim`` project_rtrim; ``$split`` project_split;
 ``$strcasecmp`` project_strcasecmp; ``$strLenBytes`` project_strlenbytes; ``$strLenCP``
@@ -295,38 +295,62 @@ expression("$ltrim")(_trim("$ltrim", lambda s, t: F.ltrim(s, t)))
 expression("$rtrim")(_trim("$rtrim", lambda s, t: F.rtrim(s, t)))
 
 
-# ---------------------------------------------------------------------------- $indexOfCP
+# ------------------------------------------------------------------- $indexOfCP, $indexOfBytes
 
-@expression("$indexOfCP")
-def index_of_cp(arg: Any, ctx: Ctx) -> Compiled:
-    args = compile_args(arg, ctx, "$indexOfCP")
-    vals = [a.value for a in args]
+def _chars_before(s: Column, nbytes: Column, inclusive: bool) -> Column:
+    """How many leading characters of ``s`` end at or before byte ``nbytes`` (``inclusive``), or
+    start before it (a byte offset inside a character moves on to the next one)."""
+    if inclusive:
+        return F.size(F.filter(F.sequence(F.lit(1), F.greatest(F.length(s), F.lit(1))),
+                               lambda i: (i <= F.length(s)) & (F.octet_length(F.substring(s, 1, i)) <= nbytes)))
+    return F.size(F.filter(F.sequence(F.lit(0), F.length(s)),
+                           lambda i: F.octet_length(F.substring(s, 1, i)) < nbytes))
 
-    def value(xs, cs):
-        s, sub = _str(xs[0]), _str(xs[1])
-        n = F.length(s)
-        start = V.as_integral(xs[2]) if len(xs) > 2 else F.lit(0).cast("bigint")
-        end = V.as_integral(xs[3]) if len(xs) > 3 else n.cast("bigint")
-        end = F.least(end, n.cast("bigint"))
-        hay = F.substring(s, 1, F.greatest(end, F.lit(0)).try_cast("int"))
-        pos = F.call_function("locate", sub, hay, F.least(start + 1, F.lit(2**31 - 1)).try_cast("int")) - 1
-        found_at = F.when((start > n) | (start > end), F.lit(-1)) \
-            .when(F.length(sub) == 0, start).otherwise(pos)
-        return F.when(nullish(cs[0]), V.NULL).when((cs[0] == STRING) & (cs[1] == STRING), v_long(found_at))
 
-    def error(xs, cs):
-        errs = [F.when(~nullish(cs[0]) & (cs[0] != STRING),
-                       F.concat(F.lit("$indexOfCP requires a string as the first argument, found "), found(xs[0], cs[0]))),
-                F.when(~nullish(cs[0]) & (cs[1] != STRING),
-                       F.concat(F.lit("$indexOfCP requires a string as the second argument, found "), found(xs[1], cs[1])))]
-        for i, name in ((2, "starting index"), (3, "ending index")):
-            if len(xs) > i:
-                v = V.as_integral(xs[i])
-                errs.append(F.when(~nullish(cs[0]) & (v.isNull() | (v < 0)),
-                                   F.concat(F.lit(f"$indexOfCP {name} must be a non-negative integer, found "),
-                                            found(xs[i], cs[i]))))
-        return F.coalesce(*errs)
-    return Compiled(with_codes(vals, value), errors_of(args, with_codes(vals, error)))
+def _index_of(op: str, in_bytes: bool):
+    """``$indexOfCP`` (code points) or ``$indexOfBytes`` (UTF-8 bytes: a match of a UTF-8 string
+    starts and ends on character boundaries, so the search runs over characters and the offsets
+    convert at the edges)."""
+    def compile_(arg: Any, ctx: Ctx) -> Compiled:
+        args = compile_args(arg, ctx, op)
+        vals = [a.value for a in args]
+
+        def value(xs, cs):
+            s, sub = _str(xs[0]), _str(xs[1])
+            n = (F.octet_length(s) if in_bytes else F.length(s)).cast("bigint")
+            start = V.as_integral(xs[2]) if len(xs) > 2 else F.lit(0).cast("bigint")
+            end = F.least(V.as_integral(xs[3]) if len(xs) > 3 else n, n)
+            if in_bytes:
+                first, last = _chars_before(s, start, False), _chars_before(s, end, True)
+            else:
+                first, last = F.least(start, F.lit(2**31 - 2)), end
+            hay = F.substring(s, 1, F.greatest(last, F.lit(0)).try_cast("int"))
+            pos = F.call_function("locate", sub, hay, (first + 1).try_cast("int")) - 1
+            if in_bytes:
+                pos = F.when(pos < 0, pos).otherwise(F.octet_length(F.substring(s, 1, pos)))
+            found_at = F.when((start > n) | (start > end), F.lit(-1)) \
+                .when(F.length(sub) == 0, start).otherwise(pos)
+            return F.when(nullish(cs[0]), V.NULL).when((cs[0] == STRING) & (cs[1] == STRING), v_long(found_at))
+
+        def error(xs, cs):
+            errs = [F.when(~nullish(cs[0]) & (cs[0] != STRING),
+                           F.concat(F.lit(f"{op} requires a string as the first argument, found "), found(xs[0], cs[0]))),
+                    F.when(~nullish(cs[0]) & (cs[1] != STRING),
+                           F.concat(F.lit(f"{op} requires a string as the second argument, found "),
+                                    found(xs[1], cs[1])))]
+            for i, name in ((2, "starting index"), (3, "ending index")):
+                if len(xs) > i:
+                    v = V.as_integral(xs[i])
+                    errs.append(F.when(~nullish(cs[0]) & (v.isNull() | (v < 0)),
+                                       F.concat(F.lit(f"{op} {name} must be a non-negative integer, found "),
+                                                found(xs[i], cs[i]))))
+            return F.coalesce(*errs)
+        return Compiled(with_codes(vals, value), errors_of(args, with_codes(vals, error)))
+    return compile_
+
+
+index_of_cp = expression("$indexOfCP")(_index_of("$indexOfCP", False))
+index_of_bytes = expression("$indexOfBytes")(_index_of("$indexOfBytes", True))
 
 
 # ------------------------------------------------------------------------------ regexes
