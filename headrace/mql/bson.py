@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import hashlib
 import math
 import re
+import struct
 from typing import Any
 
 from .. import ejson
@@ -24,7 +26,7 @@ from ..ejson import MAXKEY, MINKEY, ObjectId
 __all__ = [
     "MISSING", "TYPE_CODES", "TYPE_ALIASES", "NUMBER_TYPES", "INT64_MIN", "INT64_MAX", "type_name",
     "is_number", "is_nan", "compare_values", "values_equal", "sort_key", "compare_single",
-    "true_value", "type_set",
+    "true_value", "type_set", "hashed_index_key",
 ]
 
 
@@ -111,6 +113,58 @@ def type_name(v: Any) -> str:
     if v is MAXKEY:
         return "maxKey"
     raise TypeError(f"not a document value: {type(v).__name__}")
+
+
+#: MongoDB's canonical type numbers (``canonicalizeBSONType``), which hashed index keys hash
+_CANONICAL = {"minKey": -1, "null": 5, "double": 10, "int": 10, "long": 10, "decimal": 10, "string": 15,
+              "object": 20, "array": 25, "binData": 30, "objectId": 35, "bool": 40, "date": 45, "maxKey": 127}
+
+
+def hashed_index_key(value: Any) -> int:
+    """MongoDB's hashed index key of a value (``$toHashedIndexKey``, ``convertShardKeyToHashed``):
+    the first 8 bytes, little-endian, of the MD5 of seed 0 and the value's canonical type and
+    bytes, numbers squashed to 64-bit integers, documents and arrays hashed field by field.
+    A missing value hashes as null."""
+    h = hashlib.md5(struct.pack("<i", 0))
+    _hash_into(h, None if value is MISSING else value, None)
+    return struct.unpack("<q", h.digest()[:8])[0]
+
+
+def _safe_long(v: Any) -> int:
+    if is_nan(v):
+        return 0
+    if isinstance(v, float) and math.isinf(v) or isinstance(v, decimal.Decimal) and v.is_infinite():
+        return _INT64_MAX if v > 0 else _INT64_MIN
+    if isinstance(v, decimal.Decimal):
+        n = int(v.to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
+    else:
+        n = int(v)
+    return max(_INT64_MIN, min(_INT64_MAX, n))
+
+
+def _hash_into(h: Any, v: Any, name: "str | None") -> None:
+    t = type_name(v)
+    h.update(struct.pack("<i", _CANONICAL[t]))
+    if name is not None:
+        h.update(name.encode("utf-8") + b"\x00")
+    if t in ("object", "array"):
+        items = v.items() if t == "object" else ((str(i), x) for i, x in enumerate(v))
+        for k, x in items:
+            _hash_into(h, x, str(k))
+        h.update(struct.pack("<i", 0))      # the end-of-object element: type 0, no name
+    elif t in NUMBER_TYPES:
+        h.update(struct.pack("<q", _safe_long(v)))
+    elif t == "string":
+        b = v.encode("utf-8")
+        h.update(struct.pack("<i", len(b) + 1) + b + b"\x00")
+    elif t == "binData":
+        h.update(struct.pack("<i", len(v)) + b"\x00" + bytes(v))
+    elif t == "objectId":
+        h.update(v.binary)
+    elif t == "bool":
+        h.update(b"\x01" if v else b"\x00")
+    elif t == "date":
+        h.update(struct.pack("<q", ejson.datetime_to_millis(v)))
 
 
 def is_number(v: Any) -> bool:

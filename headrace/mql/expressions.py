@@ -78,11 +78,12 @@ _WEEKDAYS = ("monday", "mon", "tuesday", "tue", "wednesday", "wed", "thursday", 
 #: ``$convert`` target types by name and by BSON type number
 CONVERT_TYPES = {"double": "double", "string": "string", "objectId": "objectId", "bool": "bool",
                  "date": "date", "int": "int", "long": "long", "decimal": "decimal",
-                 1: "double", 2: "string", 7: "objectId", 8: "bool", 9: "date", 16: "int",
-                 18: "long", 19: "decimal"}
+                 "object": "object", "array": "array",
+                 1: "double", 2: "string", 3: "object", 4: "array", 7: "objectId", 8: "bool", 9: "date",
+                 16: "int", 18: "long", 19: "decimal"}
 #: real ``$convert`` targets headrace does not convert to yet
 _CONVERT_NOT_YET = {"binData": 5, "null": 10, "regex": 11, "timestamp": 17, "minKey": -1, "maxKey": 127,
-                    "object": 3, "array": 4, "javascript": 13, "symbol": 14, "undefined": 6}
+                    "javascript": 13, "symbol": 14, "undefined": 6}
 META_NAMES_EXACT = ("stream.window.start", "stream.window.end")
 META_PREFIXES = ("stream.source.",)
 META_NAMES = META_NAMES_EXACT + tuple(p + "*" for p in META_PREFIXES)
@@ -383,6 +384,18 @@ def _check_percentile(arg: dict, path: str) -> None:
         raise _bad(f"{path}.p", "p must be an array of numbers between 0 and 1", "[<number in [0, 1]>, ...]", p)
 
 
+HASH_ALGORITHMS = ("md5", "sha256", "xxh64")
+
+
+def _check_hash(arg: dict, path: str) -> None:
+    a = arg["algorithm"]
+    if a == "xxh64":
+        raise NotYet("EXPR_NOT_SUPPORTED_YET", "hash algorithm 'xxh64' is not supported yet",
+                     path=f"{path}.algorithm", expected="'md5' or 'sha256'", found=a)
+    if not isinstance(a, str) or a not in HASH_ALGORITHMS:
+        raise _bad(f"{path}.algorithm", "unknown hash algorithm", "'md5', 'sha256' or 'xxh64'", a)
+
+
 # -------------------------------------------------------------------------------- the table
 
 A, N = "arithmetic", None
@@ -435,7 +448,9 @@ OPERATORS: dict[str, Spec] = {
     # types
     "$convert": _obj({"input", "to"}, {"onError", "onNull"}, "types", _check_convert),
     **{op: _list(1, 1, "types") for op in ("$toInt", "$toLong", "$toDouble", "$toDecimal", "$toString",
-                                           "$toBool", "$toObjectId", "$type", "$isNumber", "$binarySize")},
+                                           "$toBool", "$toObjectId", "$type", "$isNumber", "$binarySize",
+                                           "$toObject", "$toArray",
+                                           "$toHashedIndexKey")},
     # arrays
     "$size": _list(1, 1, "arrays"), "$arrayElemAt": _list(2, 2, "arrays"),
     "$first": _list(1, 1, "arrays"), "$last": _list(1, 1, "arrays"), "$in": _list(2, 2, "arrays"),
@@ -477,6 +492,11 @@ OPERATORS: dict[str, Spec] = {
     "$let": _obj({"vars", "in"}, (), "variables"),
     "$literal": Spec("any", family="literal"),
     "$meta": Spec("string", family="meta", check=_check_meta),
+    # replay-stable random values
+    "$rand": _obj((), (), "rand"), "$createObjectId": _obj((), (), "rand"),
+    # digests
+    "$hash": _obj({"input", "algorithm"}, (), "hashing", _check_hash),
+    "$hexHash": _obj({"input", "algorithm"}, (), "hashing", _check_hash),
 }
 
 #: real MongoDB expression operators headrace does not implement (yet)
@@ -743,7 +763,7 @@ def _named(op: str, arg: dict, spec: Spec, path: str) -> None:
     for k in arg:
         if k not in allowed:
             raise _bad(_join(path, k), f"unknown argument to {op}: {k}",
-                       "one of " + ", ".join(sorted(allowed)), k)
+                       "one of " + ", ".join(sorted(allowed)) if allowed else "an empty object {}", k)
     missing = sorted(spec.required - set(arg))
     if missing:
         raise _bad(path, f"{op} is missing required argument '{missing[0]}'",

@@ -69,13 +69,14 @@ class _Builder(VariantBuilder):
             self.value.extend(_TS)
             self.value.extend(micros.to_bytes(8, "little", signed=True))
         elif t is decimal.Decimal:
-            if parsed.is_finite():
-                try:
-                    self._append_decimal(parsed)
-                    return
-                except Exception:  # out of VARIANT decimal range
-                    pass
-            self._process_parsed_json({"$numberDecimal": str(parsed)})
+            d = parsed
+            if d.is_finite() and 0 < d.as_tuple().exponent <= 38:   # 1E+30: VARIANT has no negative scale
+                d = d.quantize(_ONE, context=_WIDE)
+            tup = d.as_tuple()
+            if d.is_finite() and len(tup.digits) <= 38 and 0 <= -tup.exponent <= 38:
+                self._append_decimal(d)
+            else:                                                 # out of VARIANT decimal range
+                self._process_parsed_json({"$numberDecimal": str(parsed)})
         elif t is ejson.ObjectId:
             self._process_parsed_json({"$oid": str(parsed)})
         elif parsed is ejson.MINKEY:
@@ -161,6 +162,8 @@ _S1, _S2, _S4, _S8 = struct.Struct("<b"), struct.Struct("<h"), struct.Struct("<i
 _SD, _SF = struct.Struct("<d"), struct.Struct("<f")
 _UTC_ZONE = None
 _KEYS_CACHE: dict[bytes, list[str]] = {}
+_ONE = decimal.Decimal(1)
+_WIDE = decimal.Context(prec=100)
 
 
 def _keys(metadata: bytes) -> list[str]:
@@ -252,7 +255,7 @@ def _dec(b: bytes, keys: list[str], pos: int) -> Any:  # noqa: C901 - one dispat
         scale = b[pos + 1]
         size = {VariantUtils.DECIMAL4: 4, VariantUtils.DECIMAL8: 8}.get(info, 16)
         unscaled = int.from_bytes(b[pos + 2:pos + 2 + size], "little", signed=True)
-        return decimal.Decimal(unscaled) * (decimal.Decimal(10) ** (-scale))
+        return decimal.Decimal(unscaled).scaleb(-scale, _WIDE)      # exact: 38 digits exceed the default 28
     if info == VariantUtils.DATE:
         days = _S4.unpack_from(b, pos + 1)[0]
         return _dt.date.fromordinal(VariantUtils.EPOCH.toordinal() + days)

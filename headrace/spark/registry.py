@@ -13,8 +13,10 @@ DLQ instead of failing the batch. Combine child errors with :func:`first_error`.
 """
 from __future__ import annotations
 
+import contextvars
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -23,6 +25,24 @@ EXPRESSIONS: dict[str, Callable[..., "Compiled"]] = {}
 QUERY_OPERATORS: dict[str, Callable[..., "Compiled"]] = {}
 ACCUMULATORS: dict[str, Callable[..., Any]] = {}
 STAGES: dict[str, Any] = {}
+
+_STAGE_POSITION: contextvars.ContextVar = contextvars.ContextVar("headrace_stage_position", default=None)
+
+
+@contextmanager
+def compiling_stage(position: int) -> Iterator[None]:
+    """While a stage at ``position`` of the pipeline compiles (:func:`stage_position`)."""
+    token = _STAGE_POSITION.set(position)
+    try:
+        yield
+    finally:
+        _STAGE_POSITION.reset(token)
+
+
+def stage_position() -> "int | None":
+    """The pipeline position of the stage being compiled, when a stage is (``$rand`` tells
+    evaluations of two stages apart by it)."""
+    return _STAGE_POSITION.get()
 #: Stage name -> the type of its typed spec (:mod:`headrace.spec.stages`).
 STAGE_SPEC_TYPES: dict[str, type] = {}
 

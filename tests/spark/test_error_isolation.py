@@ -38,7 +38,7 @@ POOL = [7, "7", "q", 0, -1, 2.5, [1, 2], {"a": 1}, _dt.datetime(2020, 1, 2, 3, 4
 #: constant values for the other named arguments of object-form operators
 NAMED = {"regex": "a", "find": "a", "replacement": "b", "to": "int", "unit": "day", "amount": 1,
          "format": "%Y", "in": "$$this", "cond": True, "initialValue": 0, "vars": {"x": 1},
-         "branches": [{"case": True, "then": 1}], "field": "a", "value": 1}
+         "branches": [{"case": True, "then": 1}], "field": "a", "value": 1, "algorithm": "sha256"}
 
 
 def _shapes(op: str) -> list:

@@ -152,3 +152,66 @@ REGEX = [
 
 def test_unmatched_capture_groups_are_null(spark):
     run(spark, REGEX)
+
+
+# ------------------------------------------------------------------ $rand and $createObjectId
+
+def test_rand_and_create_object_id_are_spread_independent_and_valid(spark):
+    from _expr_helpers import eval_exprs
+
+    docs = [{"_id": i} for i in range(300)]
+    rands = [v for v, e in eval_exprs(spark, [(d, {"$rand": {}}) for d in docs])]
+    assert all(isinstance(r, float) and 0.0 <= r < 1.0 for r in rands)
+    assert len(set(rands)) == len(rands)
+    assert 0.4 < sum(rands) / len(rands) < 0.6
+    assert sum(r < 0.5 for r in rands) in range(120, 181)
+    oids = [v for v, e in eval_exprs(spark, [(d, {"$createObjectId": {}}) for d in docs])]
+    assert all(type(o).__name__ == "ObjectId" for o in oids), oids[:3]
+    assert len({str(o) for o in oids}) == len(oids)
+    # two places in one document, and every element of a $map, draw their own values
+    (two, _), (mapped, _) = eval_exprs(spark, [
+        ({}, {"a": {"$rand": {}}, "b": {"$rand": {}}}),
+        ({}, {"$map": {"input": [1, 2, 3, 4], "in": {"$rand": {}}}}),
+    ])
+    assert two["a"] != two["b"]
+    assert len(set(mapped)) == 4
+
+
+def test_rand_and_create_object_id_repeat_on_replay(spark):
+    """A rerun of the same input (a replay after a crash) gives the same values, so an ``_id``
+    made by ``$createObjectId`` stays exactly-once; the manual's sampling ``$match`` keeps about
+    the share it asks for."""
+    from headrace.testing import run_pipeline
+
+    docs = [{"n": i} for i in range(400)]
+    pipeline = [{"$addFields": {"_id": {"$createObjectId": {}}, "r": {"$rand": {}}}},
+                {"$match": {"$expr": {"$lt": [0.5, {"$rand": {}}]}}}]
+    def draws(run):     # an ObjectId's first 4 bytes are the record's arrival second, new per run
+        return sorted((d["n"], str(d["_id"])[8:], d["r"]) for d in run.outputs)
+
+    first = draws(run_pipeline(pipeline, docs))
+    assert first == draws(run_pipeline(pipeline, docs))
+    assert 150 <= len(first) <= 250
+    assert len({oid for _, oid, _ in first}) == len(first)
+
+
+def test_to_hashed_index_key_matches_the_reference_hash(spark):
+    """The native hash against :func:`headrace.mql.bson.hashed_index_key` (MongoDB's, checked
+    there against the manual's values) over every scalar type and the numeric edges."""
+    from _expr_helpers import eval_exprs
+
+    from headrace import ejson
+    from headrace.mql.bson import MISSING, hashed_index_key
+
+    values = ["", "string to hash", "é漢🎉", 0, 1, -1, 2**31, -(2**40), ejson.Int64(7), 1.5, -1.5, 1.0,
+              float("nan"), float("inf"), float("-inf"), 1e30, -1e30, -0.0, decimal.Decimal("2.5"),
+              decimal.Decimal("3.5"), decimal.Decimal("-2.5"), decimal.Decimal("1E+30"), True, False, None,
+              _dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=_dt.timezone.utc),
+              _dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=_dt.timezone.utc),
+              ejson.ObjectId("5ab9cbfa31c2ab715d42129e"), b"", b"\x00\xffabc"]
+    docs = [({"v": v}, {"$toHashedIndexKey": "$v"}) for v in values] + [({}, {"$toHashedIndexKey": "$v"})]
+    got = eval_exprs(spark, docs)
+    for v, (h, err) in zip(values + [MISSING], got):
+        assert err is None and h == hashed_index_key(v), (v, h, err)
+    (h, err), = eval_exprs(spark, [({"v": {"a": 1}}, {"$toHashedIndexKey": "$v"})])
+    assert h is M and "document or an array is not supported yet" in err

@@ -49,3 +49,13 @@ def test_plain_dotted_paths():
     assert has_path(doc, "a") and not has_path(doc, "a.c")
     out = set_path(doc, "a.c.d", 3)
     assert out == {"a": {"b": 1, "c": {"d": 3}}, "l": [{"b": 2}]} and doc["a"] == {"b": 1}
+
+
+def test_hashed_index_keys_are_mongodbs():
+    from headrace.mql.bson import hashed_index_key
+
+    assert hashed_index_key("string to hash") == 763543691661428748       # the manual's example
+    assert {hashed_index_key(v) for v in (1, ejson.Int64(1), 1.0, decimal.Decimal("1"))} == {5902408780260971510}
+    assert hashed_index_key(None) == hashed_index_key(MISSING) == 2338878944348059895
+    assert hashed_index_key(1.9) == hashed_index_key(1)                   # numbers squash to 64-bit ints
+    assert hashed_index_key({"a": 1}) != hashed_index_key({"b": 1}) != hashed_index_key([1])

@@ -154,8 +154,19 @@ def test_tables():
         assert name in OPERATORS
     for name in ("$sin", "$setUnion", "$sortArray", "$bitAnd", "$firstN", "$median", "$stdDevPop", "$unsetField"):
         assert name in OPERATORS
-    for name in ("$function", "$accumulator", "$rand", "$toUUID"):
+    for name in ("$function", "$accumulator", "$toUUID"):
         assert name in NOT_SUPPORTED
+    assert "$rand" in OPERATORS and "$createObjectId" in OPERATORS
+
+
+def test_rand_and_create_object_id_take_only_an_empty_object():
+
+    for op in ("$rand", "$createObjectId"):
+        validate_expression({op: {}}, "x")
+        for bad in ({"seed": 1}, 1, []):
+            with pytest.raises(PipelineError) as exc:
+                validate_expression({op: bad}, "x")
+            assert exc.value.code == "EXPR_BAD_ARGS", (op, bad)
     assert operands(1) == [1] and operands([1, 2]) == [1, 2]
     assert is_constant({"a": [1, "x"]}) and not is_constant({"a": "$b"}) and is_constant({"$literal": "$x"})
     assert valid_timezone("America/New_York") and valid_timezone("+05:30") and valid_timezone("-0500")
@@ -170,3 +181,17 @@ def test_no_pyspark_import():
             "print('pyspark' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_hash_takes_a_known_constant_algorithm():
+    for op in ("$hash", "$hexHash"):
+        for alg in ("md5", "sha256"):
+            validate_expression({op: {"input": "$s", "algorithm": alg}}, "x")
+        with pytest.raises(NotSupportedYet):
+            validate_expression({op: {"input": "$s", "algorithm": "xxh64"}}, "x")
+        for bad in ("sha1", "$alg", 5):
+            with pytest.raises(PipelineError) as exc:
+                validate_expression({op: {"input": "$s", "algorithm": bad}}, "x")
+            assert exc.value.code == "EXPR_BAD_ARGS" and exc.value.where.path == f"x.{op}.algorithm", (op, bad)
+        with pytest.raises(PipelineError):
+            validate_expression({op: {"input": "$s"}}, "x")

@@ -1,12 +1,15 @@
 """Types: ``$convert`` (``to``, ``onError``, ``onNull``), ``$toInt $toLong $toDouble $toDecimal
-$toString $toBool $toDate $toObjectId``, ``$type``, ``$isNumber`` and ``$binarySize``.
+$toString $toBool $toDate $toObjectId $toObject $toArray``, ``$type``, ``$isNumber`` and
+``$binarySize``.
 
 MongoDB's conversion table: numbers convert among themselves (to int / long only when the
 truncated value fits, NaN and infinities refuse); bools to 1 / 0; numeric strings parse (base
 10; integer targets need an integer string); dates to milliseconds (not to int); to string:
 numbers, bools (``"true"``), dates (``2018-03-27T16:58:51.538Z``) and ObjectIds (hex); to bool:
 zero is false, every string, date, object and array is true; to date: long, double, decimal
-(milliseconds), ISO-8601 strings and ObjectIds (their timestamp); to ObjectId: 24 hex digits.
+(milliseconds), ISO-8601 strings and ObjectIds (their timestamp); to ObjectId: 24 hex digits;
+to object / array (MongoDB 8.3): a string of JSON text of that type, read as plain JSON (ints by
+range, fractions and exponents as doubles, the last of duplicate keys).
 Null or missing input gives ``onNull`` (default null). A failed conversion gives ``onError`` or,
 without it, an error naming the operator, the target and what was found (the row goes to the DLQ).
 ``$type`` names the type (``"missing"`` for a missing field); ``$isNumber`` is true for int,
@@ -14,12 +17,17 @@ long, double and decimal.
 
 Deviations: doubles convert to strings in Java notation when not integral (``1.0E20``); string
 to date accepts ISO-8601 forms (``2018-03-20``, ``2018-03-20T11:00:06.123Z``, with ``+hh:mm``
-offsets or a space instead of ``T``), not every format MongoDB's parser knows.
+offsets or a space instead of ``T``), not every format MongoDB's parser knows. ``$toObject`` /
+``$toArray``: an object ``{"$oid": ..}`` in the text reads as an ObjectId, where
+MongoDB keeps a nested document; integers beyond 64 bits stay decimals; binData vectors (subtype
+9) are not converted to arrays.
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$binarySize`` project_binarysize;
+``$convert`` project_toobject project_toarray; ``$toObject`` project_toobject_direct; ``$toArray``
+project_toobject_direct;
 ``$isNumber`` addfields_isnumber; ``$toDecimal``
 project_multiply_after_toint; ``$toDouble`` addfields_todouble; ``$toInt`` toint_error_to_dlq;
-``$toString`` addfields_tostring; ``$type`` project_type. No golden case yet: ``$convert``
+``$toString`` addfields_tostring; ``$type`` project_type. No golden case yet:
 ``$toBool`` ``$toLong`` ``$toObjectId``.
 """
 from __future__ import annotations
@@ -33,7 +41,7 @@ from ...mql.expressions import CONVERT_TYPES
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import (
-    CODE, INT_CODES, compile_args, compile_child, date_ms, dbl, dec, found, is_num, lng, nullish,
+    CODE, INT_CODES, code, compile_args, compile_child, date_ms, dbl, dec, found, is_num, lng, nullish,
     operands, v_date_ms, v_decimal, v_double, v_long, v_string, with_codes,
 )
 from .strings import coerce_string
@@ -140,6 +148,16 @@ def convert(x: Column, c: Column, to: str, op: str) -> tuple[Column, Column]:
         value = (F.when(c == CODE["objectId"], x)
                  .when((c == CODE["string"]) & ok, V.make_object([("$oid", v_string(F.lower(s)))])))
         return value, F.when(~nullish(c) & value.isNull(), fail())
+    if to in ("object", "array"):
+        # MongoDB 8.3: a string holding JSON of that type (plain JSON: Extended JSON wrappers are
+        # not read; ints by range, fractions and exponents as doubles); the same type as is
+        from ..runtime.parse import normalized
+
+        want = CODE[to]
+        parsed = V.let(F.when(c == CODE["string"], F.try_parse_json(normalized(s))),
+                       lambda p: F.when(code(p) == want, p))
+        value = F.when(c == want, x).otherwise(parsed)
+        return value, F.when(~nullish(c) & value.isNull(), fail())
     raise ValueError(f"unknown conversion target {to!r}")
 
 
@@ -216,7 +234,8 @@ def _to(op: str, target: str):
 
 
 for _op, _t in (("$toInt", "int"), ("$toLong", "long"), ("$toDouble", "double"), ("$toDecimal", "decimal"),
-                ("$toString", "string"), ("$toBool", "bool"), ("$toDate", "date"), ("$toObjectId", "objectId")):
+                ("$toString", "string"), ("$toBool", "bool"), ("$toDate", "date"), ("$toObjectId", "objectId"),
+                ("$toObject", "object"), ("$toArray", "array")):
     expression(_op)(_to(_op, _t))
 
 

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from ...spec.stages import spec_of
 from ..hoist import Hoister
-from ..registry import STAGE_SPEC_TYPES, STAGES, Ctx
+from ..registry import STAGE_SPEC_TYPES, STAGES, Ctx, compiling_stage
 
 
 @dataclass
@@ -105,5 +105,6 @@ def apply_stages(df: DataFrame, stages: Any, env: Env) -> DataFrame:
         spec = st.spec if st.spec is not None else spec_of(st.name, st.arg)
         if not isinstance(spec, STAGE_SPEC_TYPES[st.name]):
             raise TypeError(f"{st.name}: spec {type(spec).__name__}, expected {STAGE_SPEC_TYPES[st.name].__name__}")
-        df = STAGES[st.name](df, st, spec, env)
+        with compiling_stage(st.position):
+            df = STAGES[st.name](df, st, spec, env)
     return df

@@ -40,3 +40,14 @@ def test_decode_large_objects():
     doc["long"] = "x" * 100_000                                    # 4-byte offsets, long string
     v = to_variant(doc)
     assert from_variant(v) == from_variant_slow(v)
+
+
+def test_decimals_with_an_exponent_or_38_digits_round_trip():
+    """``1E+30`` was stored as a corrupt value (pyspark's builder wrote a header before failing
+    on the negative scale, and the fallback appended after it), and 29 to 38 digits came back
+    rounded to 28."""
+    for text in ("1E+30", "5E+3", "-7E+2", "1234567890123456789012345678901",
+                 "12345678901234567890.123456789012345678", "1E+40", "1E-50"):
+        d = decimal.Decimal(text)
+        back = from_variant(to_variant({"v": d}))["v"]
+        assert back == d and back.is_finite(), (text, back)
