@@ -18,7 +18,8 @@ Golden cases (``tests/golden/cases/<name>.json``): ``$abs`` project_abs; ``$add`
 ``$ceil`` project_ceil; ``$divide`` project_divide; ``$floor`` project_floor; ``$mod`` match_mod;
 ``$multiply`` project_multiply_after_toint; ``$pow`` project_sqrt_pow; ``$round``
 project_round_place; ``$sigmoid`` project_sigmoid; ``$sqrt`` project_sqrt_pow; ``$subtract`` project_abs; ``$trunc``
-project_trunc_place. No golden case yet: ``$exp`` ``$ln`` ``$log`` ``$log10``.
+project_trunc_place; ``$exp`` project_exp; ``$ln`` project_ln; ``$log`` project_log; ``$log10``
+project_log10.
 """
 from __future__ import annotations
 

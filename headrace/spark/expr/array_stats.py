@@ -17,7 +17,8 @@ $percentile $stdDevPop $stdDevSamp``.
 Golden cases (``tests/golden/cases/<name>.json``): ``$firstN`` addfields_firstn_array; ``$lastN``
 addfields_lastn_array; ``$maxN`` addfields_maxn_array; ``$median`` project_median_expression;
 ``$minN`` addfields_minn_array; ``$percentile`` project_percentile_expression; ``$sortArray``
-project_sortarray_integers. No golden case yet: ``$stdDevPop`` ``$stdDevSamp``.
+project_sortarray_integers; ``$stdDevPop`` project_stddevpop_expression. No golden case yet:
+``$stdDevSamp``.
 """
 from __future__ import annotations
 

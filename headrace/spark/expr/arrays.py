@@ -19,8 +19,9 @@ addfields_concat_arrays; ``$filter`` project_filter; ``$in`` match_in; ``$indexO
 project_indexofarray; ``$isArray`` project_size_isarray; ``$map`` project_map; ``$max``
 tumbling_group; ``$min`` session_group; ``$range`` project_range; ``$reduce``
 project_reduce_value_fields; ``$reverseArray`` project_reversearray; ``$size`` match_size;
-``$slice`` project_slice; ``$sum`` set_scores; ``$zip`` project_zip_transpose. No golden case yet:
-``$first`` ``$last`` ``$objectToArray``.
+``$slice`` project_slice; ``$sum`` set_scores; ``$zip`` project_zip_transpose; ``$first``
+addfields_first_array; ``$last`` addfields_last_array; ``$objectToArray`` project_objecttoarray
+(a known difference: field order).
 """
 from __future__ import annotations
 

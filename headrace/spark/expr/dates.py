@@ -33,7 +33,7 @@ project_datetrunc_month; ``$dayOfMonth`` project_date_parts; ``$dayOfWeek`` proj
 project_iso_week_parts; ``$isoWeek`` project_iso_week_parts; ``$isoWeekYear``
 project_iso_week_parts; ``$millisecond`` project_date_parts; ``$minute`` project_date_parts;
 ``$month`` project_date_parts; ``$second`` project_date_parts; ``$week`` project_date_parts;
-``$year`` project_date_parts. No golden case yet: ``$dateSubtract`` ``$toDate``.
+``$year`` project_date_parts; ``$dateSubtract`` project_datesubtract; ``$toDate`` addfields_todate.
 """
 from __future__ import annotations
 

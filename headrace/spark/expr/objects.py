@@ -6,7 +6,8 @@ with ``$``; null or missing input gives null, a missing field is missing) and ``
 null). Non-document inputs are errors naming the operator and what was found.
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$getField`` match_getfield_dotted_name;
-``$mergeObjects`` replaceroot_mergeobjects. No golden case yet: ``$setField`` ``$unsetField``.
+``$mergeObjects`` replaceroot_mergeobjects; ``$setField`` replacewith_setfield; ``$unsetField``
+replacewith_unsetfield.
 """
 from __future__ import annotations
 

@@ -10,8 +10,10 @@ argument is null or missing; ``$setEquals``, ``$setIsSubset``, ``$allElementsTru
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$allElementsTrue`` project_allelementstrue;
 ``$anyElementTrue`` project_anyelementtrue; ``$setEquals`` project_set_is_subset_equals;
-``$setIsSubset`` project_set_is_subset_equals. No golden case yet: ``$setDifference``
-``$setIntersection`` ``$setUnion``.
+``$setIsSubset`` project_set_is_subset_equals; ``$setDifference`` project_setdifference;
+``$setIntersection`` project_setintersection; ``$setUnion`` project_setunion (these two keep the
+manual's outputs as known differences: MongoDB lists a union or an intersection in the order of
+its hash set, e.g. ``["orchid", "rose", "jasmine"]``, which no rule over the inputs gives).
 """
 from __future__ import annotations
 

@@ -5,9 +5,11 @@ MongoDB semantics: null or missing gives null; a non-number is an error; the res
 (a decimal for decimal input); ``$asin``/``$acos`` outside [-1, 1], ``$acosh`` below 1 and
 ``$atanh`` outside [-1, 1] are errors (the row goes to the DLQ); NaN stays NaN.
 
-No golden case yet: ``$acos`` ``$acosh`` ``$asin`` ``$asinh`` ``$atan`` ``$atan2`` ``$atanh``
-``$cos`` ``$cosh`` ``$degreesToRadians`` ``$radiansToDegrees`` ``$sin`` ``$sinh`` ``$tan``
-``$tanh``.
+Golden cases (``tests/golden/cases/<name>.json``): ``$sin`` addfields_sin; ``$cos`` addfields_cos;
+``$tan`` addfields_tan; ``$atan2`` addfields_atan2, ``$degreesToRadians`` addfields_degreestoradians
+and ``$radiansToDegrees`` addfields_radianstodegrees (known differences: the manual's Decimal128
+results have 34 digits, headrace's 16). No golden case yet: ``$acos`` ``$acosh`` ``$asin``
+``$asinh`` ``$atan`` ``$atanh`` ``$cosh`` ``$sinh`` ``$tanh``.
 """
 from __future__ import annotations
 

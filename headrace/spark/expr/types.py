@@ -24,11 +24,8 @@ MongoDB keeps a nested document; integers beyond 64 bits stay decimals; binData 
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$binarySize`` project_binarysize;
 ``$convert`` project_toobject project_toarray; ``$toObject`` project_toobject_direct; ``$toArray``
-project_toobject_direct;
-``$isNumber`` addfields_isnumber; ``$toDecimal``
-project_multiply_after_toint; ``$toDouble`` addfields_todouble; ``$toInt`` toint_error_to_dlq;
-``$toString`` addfields_tostring; ``$type`` project_type. No golden case yet:
-``$toBool`` ``$toLong`` ``$toObjectId``.
+project_toobject_direct; ``$isNumber`` addfields_isnumber; ``$toDecimal`` project_multiply_after_toint; ``$toDouble`` addfields_todouble; ``$toInt`` toint_error_to_dlq;
+``$toString`` addfields_tostring; ``$type`` project_type; ``$toBool`` addfields_tobool; ``$toLong`` addfields_tolong; ``$toObjectId`` addfields_toobjectid.
 """
 from __future__ import annotations
 
