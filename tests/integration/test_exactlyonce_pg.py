@@ -113,5 +113,7 @@ def test_kill_minus_nine_trials(pg, schema, tmp_path):
         log.append((rounds, rep.kills, round(rep.seconds)))
         for target, (ids, expected) in check(w).items():
             assert ids == expected, f"round {rounds} {target}: kills {rep.kills}"
+        print(f"kill trials: round {rounds} (seed {seed}) exact after {len(rep.kills)} kills, "
+              f"{done} so far", flush=True)
         assert rounds < want * 2 + 5, f"kill points are not being reached: {log}"
     print(f"\nkill trials: {done} kills over {rounds} workloads: {log}")
