@@ -215,3 +215,28 @@ def test_to_hashed_index_key_matches_the_reference_hash(spark):
         assert err is None and h == hashed_index_key(v), (v, h, err)
     (h, err), = eval_exprs(spark, [({"v": {"a": 1}}, {"$toHashedIndexKey": "$v"})])
     assert h is M and "document or an array is not supported yet" in err
+
+
+def test_random_and_hash_operators_in_a_window(spark):
+    """In a window's ``$group`` accumulators and in the stages after it (no source position
+    there: the draw is keyed by the document and the window) the operators compile and draw
+    independent values; an ObjectId made there starts with the window's start."""
+    import json
+    from pathlib import Path
+
+    from headrace.testing import run_pipeline
+
+    case = json.loads((Path(__file__).parents[1] / "golden" / "cases" / "tumbling_group.json").read_text())
+    pipeline = case["pipeline"]
+    pipeline[1]["$tumblingWindow"]["pipeline"] = [
+        {"$group": {"_id": "$device", "r": {"$max": {"$rand": {}}}, "o": {"$first": {"$createObjectId": {}}}}},
+        {"$addFields": {"r2": {"$rand": {}}, "h": {"$hexHash": {"input": "$_id", "algorithm": "md5"}},
+                        "k": {"$toHashedIndexKey": "$_id"}}}]
+    res = run_pipeline(pipeline)
+    assert len(res.outputs) == 3 and not res.dlq
+    draws = [d[f] for d in res.outputs for f in ("r", "r2")]
+    assert all(0 <= x < 1 for x in draws) and len(set(draws)) == len(draws)
+    assert len({str(d["o"]) for d in res.outputs}) == 3
+    assert {str(d["o"])[:8] for d in res.outputs} <= {"66322ec0", "66322eca"}      # 12:00:00, 12:00:10
+    a = [d for d in res.outputs if d["_id"] == "a"]
+    assert a[0]["h"] == "0CC175B9C0F1B6A831C399E269772661" and a[0]["k"] == a[1]["k"]
