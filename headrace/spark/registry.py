@@ -43,6 +43,8 @@ def stage_position() -> "int | None":
     """The pipeline position of the stage being compiled, when a stage is (``$rand`` tells
     evaluations of two stages apart by it)."""
     return _STAGE_POSITION.get()
+
+
 #: Stage name -> the type of its typed spec (:mod:`headrace.spec.stages`).
 STAGE_SPEC_TYPES: dict[str, type] = {}
 

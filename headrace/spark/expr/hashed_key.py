@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
-from ._common import CODE, compile_args, date_ms, dbl, dec, found, lng, operands, v_long, with_codes
+from ._common import CODE, bytes_of, compile_args, date_ms, dbl, dec, found, lng, operands, v_long, with_codes
 
 _I64_MAX, _I64_MIN = 2**63 - 1, -(2**63)
 
@@ -54,8 +54,7 @@ def _safe_long(x: Column, c: Column) -> Column:
 
 def _canonical_and_bytes(x: Column, c: Column) -> tuple[Column, Column]:
     """(canonical type, value bytes as hex) of a bound value; NULL for documents and arrays."""
-    s = F.try_variant_get(x, "$", "string")
-    b = F.try_variant_get(x, "$", "binary")
+    b = bytes_of(x, c)
     canonical = (F.when(c <= CODE["null"], F.lit(5)).when(c.isin(*V.NUMBER_CODES), F.lit(10))
                  .when(c == CODE["string"], F.lit(15)).when(c == CODE["binData"], F.lit(30))
                  .when(c == CODE["objectId"], F.lit(35)).when(c == CODE["bool"], F.lit(40))
@@ -63,7 +62,7 @@ def _canonical_and_bytes(x: Column, c: Column) -> tuple[Column, Column]:
                  .when(c == CODE["maxKey"], F.lit(127)))
     value = (F.when(c.isin(CODE["null"], CODE["missing"], CODE["minKey"], CODE["maxKey"]), F.lit(""))
              .when(c.isin(*V.NUMBER_CODES), _i64(_safe_long(x, c)))
-             .when(c == CODE["string"], F.concat(_i32(F.octet_length(s) + 1), F.hex(F.encode(s, "UTF-8")), F.lit("00")))
+             .when(c == CODE["string"], F.concat(_i32(F.octet_length(b) + 1), F.hex(b), F.lit("00")))
              .when(c == CODE["binData"], F.concat(_i32(F.octet_length(b)), F.lit("00"), F.hex(b)))
              .when(c == CODE["objectId"], V.oid_hex(x))
              .when(c == CODE["bool"], F.when(F.try_variant_get(x, "$", "boolean"), F.lit("01")).otherwise(F.lit("00")))

@@ -20,7 +20,8 @@ from pyspark.sql import functions as F
 
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
-from ._common import CODE, compile_child, found, nullish, v_string, with_codes
+from ._common import CODE, bytes_of, compile_child, found, nullish, v_string, with_codes
+
 
 def _digest(b: Column, algorithm: str) -> Column:
     if algorithm == "md5":
@@ -30,14 +31,12 @@ def _digest(b: Column, algorithm: str) -> Column:
 
 def _hashing(op: str, hex_: bool):
     def compile_(arg: Any, ctx: Ctx) -> Compiled:
-        a = compile_child(arg["input"], ctx, "input")
+        a = compile_child(arg["input"], ctx, op, "input")
         algorithm = arg["algorithm"]
 
         def value(xs, cs):
             x, c = xs[0], cs[0]
-            data = (F.when(c == CODE["string"], F.encode(F.try_variant_get(x, "$", "string"), "UTF-8"))
-                    .when(c == CODE["binData"], F.try_variant_get(x, "$", "binary")))
-            digest = _digest(data, algorithm)
+            digest = _digest(bytes_of(x, c), algorithm)
             out = v_string(F.hex(digest)) if hex_ else digest.cast("variant")
             return F.when(nullish(c), V.NULL).when(c.isin(CODE["string"], CODE["binData"]), out)
 

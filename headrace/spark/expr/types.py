@@ -24,8 +24,10 @@ MongoDB keeps a nested document; integers beyond 64 bits stay decimals; binData 
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$binarySize`` project_binarysize;
 ``$convert`` project_toobject project_toarray; ``$toObject`` project_toobject_direct; ``$toArray``
-project_toobject_direct; ``$isNumber`` addfields_isnumber; ``$toDecimal`` project_multiply_after_toint; ``$toDouble`` addfields_todouble; ``$toInt`` toint_error_to_dlq;
-``$toString`` addfields_tostring; ``$type`` project_type; ``$toBool`` addfields_tobool; ``$toLong`` addfields_tolong; ``$toObjectId`` addfields_toobjectid.
+project_toobject_direct; ``$isNumber`` addfields_isnumber; ``$toDecimal``
+project_multiply_after_toint; ``$toDouble`` addfields_todouble; ``$toInt`` toint_error_to_dlq;
+``$toString`` addfields_tostring; ``$type`` project_type; ``$toBool`` addfields_tobool; ``$toLong``
+addfields_tolong; ``$toObjectId`` addfields_toobjectid.
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ from ...mql.expressions import CONVERT_TYPES
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import (
-    CODE, INT_CODES, code, compile_args, compile_child, date_ms, dbl, dec, found, is_num, lng, nullish,
+    CODE, INT_CODES, bytes_of, code, compile_args, compile_child, date_ms, dbl, dec, found, is_num, lng, nullish,
     operands, v_date_ms, v_decimal, v_double, v_long, v_string, with_codes,
 )
 from .strings import coerce_string
@@ -256,9 +258,7 @@ def binary_size(arg: Any, ctx: Ctx) -> Compiled:
 
     def value(xs, cs):
         x, c = xs[0], cs[0]
-        return (F.when(nullish(c), V.NULL)
-                .when(c == CODE["string"], v_long(F.octet_length(_s(x))))
-                .when(c == CODE["binData"], v_long(F.octet_length(F.try_variant_get(x, "$", "binary")))))
+        return F.when(nullish(c), V.NULL).otherwise(v_long(F.octet_length(bytes_of(x, c))))
 
     def error(xs, cs):
         x, c = xs[0], cs[0]
