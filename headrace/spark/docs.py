@@ -7,7 +7,8 @@ Encoding of the ``headrace.ejson`` value model in VARIANT:
 - ``datetime`` -> TIMESTAMP (UTC microseconds); ``bytes`` -> BINARY.
 - ``ObjectId`` -> the object ``{"$oid": "<hex>"}``; MinKey/MaxKey -> ``{"$minKey": 1}`` /
   ``{"$maxKey": 1}``. :func:`from_variant` turns them back into the Python types.
-- Objects keep their fields but VARIANT stores them sorted by name, so field order is not kept.
+- Objects keep their fields but VARIANT stores them sorted by name; :func:`from_variant` gives them
+  in that order, and the sink puts them back in MongoDB's (:mod:`headrace.mql.field_order`).
 """
 from __future__ import annotations
 

@@ -38,6 +38,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from .. import ejson
+from ..mql.field_order import OrderPlan
 from ..connections import Registry
 from ..errors import HeadraceError
 from ..faults import maybe_crash
@@ -79,6 +80,7 @@ class Processor:
 
     def __init__(self, pipeline: Pipeline, opts: RunOptions):
         self.p = with_sink_targets(pipeline)   # the sink's per-document expressions as a last stage
+        self._order = OrderPlan.of(self.p)       # outputs' field order (headrace.mql.field_order)
         self.o = opts
         self.ckpt = Path(opts.checkpoint)
         self.checkpoints = Checkpoint(self.ckpt)
@@ -325,7 +327,8 @@ class Processor:
             return {"output": 0, "dlq": 0, "late": 0, "jsonl_size": jsonl_size}
         info = BatchInfo(name=self.o.name, source_type=self.source_type, multi_partition=len(self.partitions) > 1,
                          now=work.now, stream_meta=self.p.options.stream_meta, add_ids=self.p.sink is not None,
-                         batch_id=work.batch_id, run_id=self.checkpoints.run_id, guarantee=self.p.options.guarantee)
+                         batch_id=work.batch_id, run_id=self.checkpoints.run_id, guarantee=self.p.options.guarantee,
+                         order=self._order)
         plan = SinkPlan(self.o.registry, self.p.sink, self.p.options.dlq)
         records = work.pieces[0]
         for piece in work.pieces[1:]:

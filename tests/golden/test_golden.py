@@ -3,7 +3,8 @@
 A case has ``pipeline`` (stages; when it does not start with ``$source``, ``input`` becomes
 inline ``documents``), and either ``error`` (the expected stable error code, checked without
 Spark) or ``expected`` (outputs in order, compared without ``_stream_meta`` and ``_ts``) and
-optionally ``dlq`` (per DLQ entry: ``operatorName`` and ``reason_contains``). A case whose
+optionally ``dlq`` (per DLQ entry: ``operatorName`` and ``reason_contains``). Outputs compare
+with their fields in order, as MongoDB gives them (:mod:`headrace.mql.field_order`). A case whose
 ``knownDifference`` names how headrace differs from MongoDB's documented output is a strict
 xfail: it keeps the manual's expected output and passes the day the difference is fixed. Decimals compare
 by value (``NumberDecimal("50")`` equals ``NumberDecimal("50.0")``, as ``$eq`` has it): headrace
@@ -43,6 +44,15 @@ def _dec_by_value(v):
     return v
 
 
+def _ordered(v):
+    """``v`` with every document as its list of (field, value) pairs: equal only in the same order."""
+    if isinstance(v, dict):
+        return [(k, _ordered(x)) for k, x in v.items()]
+    if isinstance(v, list):
+        return [_ordered(x) for x in v]
+    return v
+
+
 def _norm(v):
     return json.loads(ejson.dumps(ejson.from_plain(v) if not isinstance(v, (str, int, float)) else v))
 
@@ -78,6 +88,7 @@ def test_case(path, spark):
     got = [_dec_by_value(json.loads(ejson.dumps(d))) for d in res.outputs]
     want = [_dec_by_value(json.loads(ejson.dumps(ejson.from_plain(d)))) for d in case["expected"]]
     assert got == want
+    assert _ordered(got) == _ordered(want), "same documents, fields in another order"
     expected_dlq = case.get("dlq", [])
     assert len(res.dlq) == len(expected_dlq), res.dlq
     for entry, exp in zip(res.dlq, expected_dlq):

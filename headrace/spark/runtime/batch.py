@@ -68,7 +68,7 @@ class BatchWork:
             if late is not None:
                 self._piece(late, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
                                    "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),
-                                   "_op": F.lit(w.name), "_missed": kind.missed(F.col("_t"))})
+                                   "raw": F.col("raw"), "_op": F.lit(w.name), "_missed": kind.missed(F.col("_t"))})
         if self.partial is not None:
             self._add_partial(good, frontier)
             return

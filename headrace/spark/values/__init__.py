@@ -66,23 +66,19 @@ are stored sorted by name, so object comparison follows sorted field order; ``co
 by their JSON text; field paths (``get_path``, ``set_fields``, ``unset_fields``) traverse
 arrays and arrays nested one level deeper, not deeper.
 
-Field order (not kept; what keeping it would take). VARIANT sorts only an object's field-id and
-offset lists by name; the value bytes may lie in any order, and both builders (pyspark's
-``VariantBuilder`` and the JVM's ``finishWritingObject``: ``parse_json``, ``to_variant_object``)
-append values in the order given, so insertion order is readable from the offsets right after a
-build. But the JVM's ``VariantBuilder.appendVariant``, used whenever an object is copied into
-another (a nested object in ``to_variant_object``, an array cast to VARIANT, ...), writes the
-fields in id-list (sorted) order, and ``toJson``/``toPython`` read in that order: offsets are not
-a sound carrier. A sound design: a reserved field in every object (a name users cannot write,
-sorting first) holding the array of its field names in insertion order: an ordinary field, so
-it survives every copy. Written by ``docs._Builder`` and the JVM parse path; maintained by
-``make_object`` (pairs' order), ``set_fields`` (existing order, new names appended, a replaced
-name keeps its place), ``unset_fields``, ``$project`` (``_id`` first), ``$group`` output
-(``_id`` first, then the accumulators in spec order) and the object operators
-(``$mergeObjects $setField $unsetField $arrayToObject $objectToArray``); skipped by every
-reader of object entries (``object_entries``, ``$jsonSchema``'s property keywords); used by
-``compare``/``equal`` on documents (order-sensitive ``$eq``, as MongoDB) and by the sinks and
-``docs.from_variant`` to print fields in order.
+Field order. VARIANT sorts only an object's field-id and offset lists by name; the value bytes may
+lie in any order, and both builders (pyspark's ``VariantBuilder`` and the JVM's
+``finishWritingObject``: ``parse_json``, ``to_variant_object``) append values in the order given,
+but the JVM's ``VariantBuilder.appendVariant``, used whenever an object is copied into another
+(``variant_get``/``variant_set`` of a sub-object, an array cast to VARIANT, ...), writes the
+fields in id-list (sorted) order: offsets are not a sound carrier. So outputs get their order
+beside the data: the sink reorders each decoded document by a template computed from the
+record's raw text and the pipeline's stages (:mod:`headrace.mql.field_order`). Comparisons inside
+the engine (``compare``/``equal``, so ``$eq`` between embedded documents) still follow sorted
+field order; making them order-sensitive would take an order carried inside every object (a
+reserved field listing its names in insertion order, kept by ``make_object``, ``set_fields``,
+``unset_fields``, ``$project``, ``$group`` and the object operators, skipped by every reader of
+object entries).
 """
 from __future__ import annotations
 

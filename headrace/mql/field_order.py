@@ -1,0 +1,286 @@
+"""Field order of output documents, carried beside the data.
+
+MongoDB keeps a document's fields in insertion order; Spark's VARIANT stores an object's fields
+sorted by name. So the engine computes values in VARIANT and the sink, which decodes each output
+document in Python on the executor that writes it (:mod:`headrace.spark.runtime.records`), puts
+its fields back in MongoDB's order with a *template* (the forms are in :mod:`.order_templates`).
+
+A source document's template is the document itself, read from the record's raw text (JSON keeps
+the order). Each stage turns its input template into its output template by MongoDB's rules:
+``$addFields``/``$set`` keep an existing field where it is and append new ones in the
+specification's order; ``$project`` inclusion keeps the included fields in the document's order,
+then appends the computed ones in the specification's order; exclusion, ``$unset``, ``$match``,
+``$validate``, ``$sort`` and ``$limit`` keep the order; ``$replaceRoot``/``$replaceWith`` take the
+template of the new root's expression; ``$unwind`` gives the unwound field its elements'
+template; a window's ``$group`` gives ``_id`` then the accumulators in the specification's order,
+``$count`` its one field. An expression's template follows field paths, variables, object
+literals, ``$literal``, ``$mergeObjects`` (first document's fields, then new ones), the branches
+of ``$cond``/``$ifNull``/``$switch``, ``$let``, ``$getField``/``$setField``/``$unsetField``, the
+array operators that keep or pick elements (``$filter``, ``$slice``, ``$arrayElemAt``,
+``$first``, ``$map``, ``$reduce``...), ``$objectToArray``, the documents of fixed shape
+(``$regexFind``, ``$dateToParts``) and, over a source value (a template holds the source
+document's values), ``$arrayToObject`` and ``$toObject``. Anything else gives ``None``: such
+fields keep VARIANT's order (by name), a known difference the README lists (an order decided at
+run time, and documents a window keeps without a ``$group``, whose raw text the state does not keep).
+
+Pure Python: no pyspark.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .order_templates import (REST, Each, KeyOrder, _info, _is_array_t, elements, get_path, reorder,  # noqa: F401
+                              set_path, source_template, union, union_all)
+
+
+# ---------------------------------------------------------------- expressions
+
+_PICK_ONE = {"$arrayElemAt", "$first", "$last"}
+_KEEP_ELEMS = {"$filter", "$slice", "$reverseArray", "$concatArrays", "$sortArray", "$firstN", "$lastN",
+               "$setDifference", "$setIntersection", "$setUnion"}
+
+
+def expr_template(e: Any, root: Any, variables: "dict[str, Any] | None" = None) -> Any:
+    """The template of expression ``e``'s value over a document with template ``root``."""
+    v = variables or {}
+    if isinstance(e, str):
+        if e.startswith("$$"):
+            name, _, rest = e[2:].partition(".")
+            base = root if name in ("ROOT", "CURRENT") else v.get(name)
+            return get_path(base, rest) if rest else base
+        if e.startswith("$"):
+            return get_path(root, e[1:])
+        return None
+    if isinstance(e, list):
+        return [expr_template(x, root, v) for x in e]
+    if not isinstance(e, dict):
+        return None
+    if len(e) == 1:
+        (op, arg), = e.items()
+        if op.startswith("$"):
+            return _operator(op, arg, root, v)
+    return {k: expr_template(x, root, v) for k, x in e.items()}
+
+
+def _operator(op: str, arg: Any, root: Any, v: dict) -> Any:  # noqa: C901 - one dispatch
+    ex: Callable[[Any], Any] = lambda x: expr_template(x, root, v)  # noqa: E731
+    if op == "$literal":
+        return arg if isinstance(arg, (dict, list)) else None
+    if op == "$mergeObjects":
+        return union_all(ex(x) for x in (arg if isinstance(arg, list) else [arg]))
+    if op == "$cond":
+        branches = arg[1:] if isinstance(arg, list) else [arg.get("then"), arg.get("else")]
+        return union_all(ex(x) for x in branches)
+    if op == "$ifNull":
+        return union_all(ex(x) for x in arg) if isinstance(arg, list) else None
+    if op == "$switch" and isinstance(arg, dict):
+        return union_all([ex(b.get("then")) for b in arg.get("branches", []) if isinstance(b, dict)]
+                         + [ex(arg.get("default"))])
+    if op == "$let" and isinstance(arg, dict):
+        bound = {**v, **{k: ex(x) for k, x in (arg.get("vars") or {}).items()}}
+        return expr_template(arg.get("in"), root, bound)
+    if op == "$getField":
+        if isinstance(arg, str):
+            return root.get(arg) if type(root) is dict else None
+        if isinstance(arg, dict) and isinstance(arg.get("field"), str):
+            src = ex(arg["input"]) if "input" in arg else root
+            return src.get(arg["field"]) if type(src) is dict else None
+        return None
+    if op in ("$setField", "$unsetField") and isinstance(arg, dict) and isinstance(arg.get("field"), str):
+        src = ex(arg.get("input"))
+        if op == "$unsetField":
+            return src
+        return set_path(src if type(src) is dict else {}, [arg["field"]], ex(arg.get("value")))
+    if op in _PICK_ONE:
+        x = arg[0] if isinstance(arg, list) and op == "$arrayElemAt" else (
+            arg[0] if isinstance(arg, list) and len(arg) == 1 else arg)
+        return elements(ex(x))
+    if op in _KEEP_ELEMS:
+        if isinstance(arg, dict):
+            src = [arg.get("input")]
+        elif isinstance(arg, list):
+            src = arg if op in ("$concatArrays", "$setUnion", "$setIntersection", "$setDifference") else arg[:1]
+        else:
+            src = [arg]
+        u = union_all(elements(ex(x)) for x in src)
+        return None if u is None else Each(u)
+    if op == "$map" and isinstance(arg, dict):
+        name = arg.get("as", "this")
+        elem = elements(ex(arg.get("input")))
+        return Each(expr_template(arg.get("in"), root, {**v, name: elem}))
+    if op == "$reduce" and isinstance(arg, dict):
+        init = ex(arg.get("initialValue"))
+        step = expr_template(arg.get("in"), root, {**v, "value": init, "this": elements(ex(arg.get("input")))})
+        return union(step, init)
+    if op in ("$regexFind", "$regexFindAll"):
+        shape = {"match": None, "idx": None, "captures": None}
+        return shape if op == "$regexFind" else Each(shape)
+    if op == "$dateToParts":
+        iso = isinstance(arg, dict) and arg.get("iso8601") is True
+        head = ("isoWeekYear", "isoWeek", "isoDayOfWeek") if iso else ("year", "month", "day")
+        return dict.fromkeys(head + ("hour", "minute", "second", "millisecond"))
+    if op == "$arrayToObject":
+        return _object_of_pairs(ex(arg[0] if isinstance(arg, list) and len(arg) == 1 else arg))
+    if op in ("$toObject", "$toArray") or (op == "$convert" and isinstance(arg, dict)
+                                            and arg.get("to") in ("object", "array")):
+        src = ex(arg.get("input") if op == "$convert" else (arg[0] if isinstance(arg, list) and len(arg) == 1 else arg))
+        return _parsed(src)
+    if op == "$objectToArray":
+        src = ex(arg[0] if isinstance(arg, list) and len(arg) == 1 else arg)
+        if type(src) is dict:
+            return KeyOrder(tuple(k for k in src if k is not REST))
+        return None
+    return None
+
+
+def _object_of_pairs(t: Any) -> Any:
+    """``$arrayToObject`` of a source array (its template holds the values): the keys in order."""
+    if type(t) is not list:
+        return None
+    out: dict = {}
+    for e in t:
+        if type(e) is dict and isinstance(e.get("k"), str):
+            k, x = e["k"], e.get("v")
+        elif type(e) is list and len(e) == 2 and isinstance(e[0], str):
+            k, x = e
+        else:
+            return None
+        out[k] = x                  # a repeated name keeps its first place, with the last value
+    return out
+
+
+def _parsed(t: Any) -> Any:
+    """``$toObject``/``$toArray`` of a source string (its template holds the value): the JSON's order."""
+    if not isinstance(t, str):
+        return t if type(t) in (dict, list) else None
+    try:
+        return _info(json.loads(t))
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------- stages
+
+def _project(spec: Any, t: Any) -> Any:
+    if not spec.include:
+        return t                                  # exclusion keeps the order
+    tree: dict = {}
+    for p, e in spec.include:
+        if e is None:
+            node = tree
+            keys = p.split(".")
+            for k in keys[:-1]:
+                nxt = node.get(k)
+                node = node.setdefault(k, {}) if not isinstance(nxt, dict) else nxt
+            node[keys[-1]] = True
+    if spec.keep_id:
+        tree.setdefault("_id", True)
+    out = _copy(t, tree)
+    for p, e in spec.include:
+        if e is not None:
+            out = set_path(out, p.split("."), expr_template(e, t))
+    return out
+
+
+def _copy(t: Any, tree: dict) -> Any:
+    """Inclusion: the included fields in the document's order (unknown: where the document had them)."""
+    if _is_array_t(t):
+        return Each(_copy(elements(t), tree))
+    if type(t) is not dict:
+        return {REST: None}
+    out: dict = {}
+    for k, sub in t.items():
+        if k is REST:
+            out[REST] = None
+        elif k in tree:
+            out[k] = sub if tree[k] is True else _copy(sub, tree[k])
+    return out
+
+
+def _unwind(spec: Any, t: Any) -> Any:
+    keys = spec.path.split(".")
+    elem = get_path(t, spec.path)
+    elem = elements(elem) if _is_array_t(elem) else elem
+    out = set_path(t, keys, elem) if type(t) is dict else t
+    if spec.include_array_index:
+        out = set_path(out, spec.include_array_index.split("."), None)
+    return out
+
+
+_KEEPS = {"$match", "$validate", "$unset", "$sort", "$limit", "$merge", "$emit"}
+
+
+def stage_template(st: Any, t: Any) -> Any:
+    """The output template of stage ``st`` (a :class:`headrace.spec.model.Stage`) over input ``t``."""
+    name, spec = st.name, st.spec
+    if name in _KEEPS:
+        return t
+    if name in ("$addFields", "$set"):
+        out = t
+        for p, e in spec.fields:
+            out = set_path(out, p.split("."), expr_template(e, t))
+        return out
+    if name == "$project":
+        return _project(spec, t)
+    if name in ("$replaceRoot", "$replaceWith"):
+        return expr_template(spec.new_root, t)
+    if name == "$unwind":
+        return _unwind(spec, t)
+    if name == "$group":
+        return group_template(st.arg)
+    if name == "$count":
+        return {st.arg: None}
+    return None
+
+
+def group_template(arg: dict) -> dict:
+    """``$group``'s output: ``_id``, then the accumulators in the specification's order."""
+    out: dict = {"_id": expr_template(arg.get("_id"), None)}
+    for k, acc in arg.items():
+        if k == "_id":
+            continue
+        t = None
+        if isinstance(acc, dict) and len(acc) == 1:
+            (op, a), = acc.items()
+            if op in ("$push", "$addToSet"):
+                t = Each(expr_template(a, None)) if expr_template(a, None) is not None else None
+            elif op in ("$first", "$last", "$max", "$min"):
+                t = expr_template(a, None)
+            elif op in ("$top", "$bottom") and isinstance(a, dict):
+                t = expr_template(a.get("output"), None)
+            elif op in ("$topN", "$bottomN", "$firstN", "$lastN", "$maxN", "$minN") and isinstance(a, dict):
+                inner = expr_template(a.get("output", a.get("input")), None)
+                t = None if inner is None else Each(inner)
+        out[k] = t
+    return out
+
+
+@dataclass(frozen=True)
+class OrderPlan:
+    """What the sink needs to put fields in order: the stages before a window (over each source
+    record's template) and the template of a window's outputs (after its inner pipeline and the
+    stages after it)."""
+
+    before: tuple = ()
+    window: Any = None
+
+    @staticmethod
+    def of(pipeline: Any) -> "OrderPlan":
+        """From a :class:`headrace.spec.model.Pipeline`."""
+        w = pipeline.window
+        wt = None
+        if w is not None:
+            for st in w.pipeline:
+                wt = stage_template(st, wt)
+            for st in pipeline.after:
+                wt = stage_template(st, wt)
+        return OrderPlan(tuple(pipeline.before), wt)
+
+    def output(self, raw: "str | bytes | None") -> Any:
+        """The template of the output of a source record with text ``raw`` (outside windows)."""
+        t = source_template(raw)
+        for st in self.before:
+            t = stage_template(st, t)
+        return t
