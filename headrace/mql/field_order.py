@@ -21,7 +21,10 @@ array operators that keep or pick elements (``$filter``, ``$slice``, ``$arrayEle
 (``$regexFind``, ``$dateToParts``) and, over a source value (a template holds the source
 document's values), ``$arrayToObject`` and ``$toObject``. Anything else gives ``None``: such
 fields keep VARIANT's order (by name), a known difference the README lists (an order decided at
-run time, and documents a window keeps without a ``$group``, whose raw text the state does not keep).
+run time; whole documents inside a window's ``$group`` results, as partial aggregates keep no raw
+text). A window without ``$group`` or ``$count`` emits its documents themselves: it keeps their
+raw text in its state, and their template is the source's through every stage
+(:meth:`OrderPlan.window_output`).
 
 Pure Python: no pyspark.
 """
@@ -31,6 +34,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..spec import defaults
 from .order_templates import (REST, Each, KeyOrder, _info, _is_array_t, elements, get_path, reorder,  # noqa: F401
                               set_path, source_template, union, union_all)
 
@@ -265,22 +269,37 @@ class OrderPlan:
 
     before: tuple = ()
     window: Any = None
+    window_stages: tuple = ()     # the window's inner stages, then the stages after it
+    ts_field: str = defaults.TS_FIELD_NAME   # ``$source.tsFieldName``: the source sets it, as ``$addFields``
 
     @staticmethod
     def of(pipeline: Any) -> "OrderPlan":
         """From a :class:`headrace.spec.model.Pipeline`."""
         w = pipeline.window
+        stages = tuple(w.pipeline) + tuple(pipeline.after) if w is not None else ()
         wt = None
-        if w is not None:
-            for st in w.pipeline:
-                wt = stage_template(st, wt)
-            for st in pipeline.after:
-                wt = stage_template(st, wt)
-        return OrderPlan(tuple(pipeline.before), wt)
+        for st in stages:
+            wt = stage_template(st, wt)
+        return OrderPlan(tuple(pipeline.before), wt, stages, pipeline.source.ts_field_name)
+
+    def source(self, raw: "str | bytes | None") -> Any:
+        """The template of a source record with text ``raw`` as the stages see it (and the DLQ keeps it)."""
+        t = source_template(raw)
+        return None if t is None else set_path(t, self.ts_field.split("."), None)
+
+    def window_output(self, raw: "str | bytes | None") -> Any:
+        """The template of a window's output: from the raw text of the document it is, when the
+        window emits its documents themselves (no ``$group``), else the window's (:attr:`window`)."""
+        if raw is None:
+            return self.window
+        t = self.output(raw)
+        for st in self.window_stages:
+            t = stage_template(st, t)
+        return t
 
     def output(self, raw: "str | bytes | None") -> Any:
         """The template of the output of a source record with text ``raw`` (outside windows)."""
-        t = source_template(raw)
+        t = self.source(raw)
         for st in self.before:
             t = stage_template(st, t)
         return t

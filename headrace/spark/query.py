@@ -223,21 +223,28 @@ def q_options(path: str, arg: Any, ctx: Ctx) -> Compiled:
     return Compiled(true())
 
 
+def _clauses(op: str, arg: list, ctx: Ctx) -> list[Compiled]:
+    """Each clause of a logical operator, under its own path (``$match.$and.1``: error messages
+    name it, and two ``$rand`` in two clauses draw apart)."""
+    base = f"{ctx.where}.{op}" if ctx.where else op
+    return [_compile_doc(q, ctx.at(f"{base}.{i}")) for i, q in enumerate(arg)]
+
+
 @query_operator("$and")
 def q_and(path: None, arg: list, ctx: Ctx) -> Compiled:
-    cs = [_compile_doc(q, ctx) for q in arg]
+    cs = _clauses("$and", arg, ctx)
     return Compiled(all_of([c.value for c in cs]), first_error(*[c.error for c in cs]))
 
 
 @query_operator("$or")
 def q_or(path: None, arg: list, ctx: Ctx) -> Compiled:
-    cs = [_compile_doc(q, ctx) for q in arg]
+    cs = _clauses("$or", arg, ctx)
     return Compiled(any_of([c.value for c in cs]), first_error(*[c.error for c in cs]))
 
 
 @query_operator("$nor")
 def q_nor(path: None, arg: list, ctx: Ctx) -> Compiled:
-    cs = [_compile_doc(q, ctx) for q in arg]
+    cs = _clauses("$nor", arg, ctx)
     return Compiled(~any_of([c.value for c in cs]), first_error(*[c.error for c in cs]))
 
 

@@ -194,6 +194,11 @@ def test_rand_and_create_object_id_repeat_on_replay(spark):
     assert 150 <= len(first) <= 250
     assert len({oid for _, oid, _ in first}) == len(first)
 
+    # two clauses of one $match draw apart: each keeps half, both a quarter (not half)
+    half = {"$expr": {"$lt": [{"$rand": {}}, 0.5]}}
+    both = run_pipeline([{"$match": {"$and": [half, half]}}], docs).outputs
+    assert 60 <= len(both) <= 140
+
 
 def test_to_hashed_index_key_matches_the_reference_hash(spark):
     """The native hash against :func:`headrace.mql.bson.hashed_index_key` (MongoDB's, checked

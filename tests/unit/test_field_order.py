@@ -120,3 +120,10 @@ def test_unknown_fields_keep_their_place_or_go_last():
 @pytest.mark.parametrize("raw", [None, "not json", "[1, 2]", b'{"a": 1}'])
 def test_source_template_of_any_text(raw):
     assert source_template(raw) == ({"a": 1} if raw == b'{"a": 1}' else None)
+
+
+def test_the_source_time_field_comes_after_the_documents_fields():
+    plan = OrderPlan.of(parse_pipeline([{"$source": {"documents": [], "tsFieldName": "when"}},
+                                        {"$addFields": {"m": 1}}]))
+    assert list(plan.source('{"b": 1, "a": 2}')) == ["b", "a", "when"]
+    assert list(plan.output('{"b": 1, "when": 0, "a": 2}')) == ["b", "when", "a", "m"]

@@ -36,6 +36,9 @@ class BatchWork:
         # a window whose inner pipeline starts with a decomposable $group keeps partial aggregates
         self.partial = P.partial_plan(window) if window is not None else None
         self.pieces: list[DataFrame] = []
+        # a window that emits its documents themselves keeps their raw text: the sink orders
+        # their fields by it (headrace.mql.field_order)
+        self.keep_raw = window is not None and not any(st.name in ("$group", "$count") for st in window.pipeline)
 
     # ---------------------------------------------------------------- what the batch writes
     def _piece(self, df: DataFrame, cols: dict[str, Column]) -> None:
@@ -75,7 +78,7 @@ class BatchWork:
         keep = good.select("partition", F.col("offset").cast("long").alias("offset"),
                            F.col("_arr").cast("long").alias("_arr"), F.col("_et").cast("long").alias("_et"),
                            F.col("_t").cast("long").alias("_t"), F.col("_key").cast("string").alias("_key"),
-                           F.col("_seq").cast("long").alias("_seq"), "doc")
+                           F.col("_seq").cast("long").alias("_seq"), "doc", *(["raw"] if self.keep_raw else []))
         path = self.ckpt.state_path(self.batch_id)
         keep.write.mode("overwrite").parquet(str(path))
         bounds = kind.register(self.spark.read.parquet(str(path)), frontier, self.st)
@@ -168,7 +171,8 @@ class BatchWork:
             F.struct(F.timestamp_millis(F.col("_ws")).alias("start"), F.timestamp_millis(F.col("_we")).alias("end"),
                      F.col("_key").alias("key")).alias("_w"),
             F.col("_seq"), F.col("doc"), F.lit(None).cast("string").alias("_err"),
-            F.lit(None).cast("string").alias("_op"), F.col("_ws"), F.col("_we"), F.col("_key"))
+            F.lit(None).cast("string").alias("_op"), F.col("_ws"), F.col("_we"), F.col("_key"),
+            *([F.col("raw")] if self.keep_raw and "raw" in j.columns else []))
         self._emit(run_window_pipeline(framed, self.w, self.after))
 
     def _emit(self, out: DataFrame) -> None:
@@ -176,7 +180,8 @@ class BatchWork:
         ws, we = F.unix_millis(F.col("_w.start")), F.unix_millis(F.col("_w.end"))
         self._piece(out, {"_o1": we, "_o2": ws, "_o3": F.col("_w.key"), "_o4": F.col("_seq"), "_arr": we,
                           "doc": F.col("doc"), "_err": F.col("_err"), "_op": F.col("_op"), "_ws": ws, "_we": we,
-                          "_wk": F.col("_w.key"), "_seq": F.col("_seq")})
+                          "_wk": F.col("_w.key"), "_seq": F.col("_seq"),
+                          **({"raw": F.col("raw")} if "raw" in out.columns else {})})
 
     def gc(self, ts: TimeState) -> None:
         """Forget state files that no open window needs any more."""

@@ -88,24 +88,24 @@ class Built:
 
 def build(rows: Iterable[Any], info: BatchInfo) -> Built:
     """Output and DLQ documents from sorted record rows (see the module docstring)."""
-    from ...mql.field_order import reorder, source_template
+    from ...mql.field_order import OrderPlan, reorder
     from ..docs import from_variant, parse_error
 
-    order = info.order
+    order = info.order or OrderPlan()
     out = Built([], [])
     ordinal: dict[Any, int] = {}
     for r in rows:
         window = (r["_ws"], r["_we"], r["_wk"]) if r["_we"] is not None else None
         if r["_missed"] is not None:          # late: it fits only windows already closed
             out.late += 1
-            out.dlq.append(info.dlq_doc(reorder(from_variant(r["doc"]), source_template(r["raw"])),
+            out.dlq.append(info.dlq_doc(reorder(from_variant(r["doc"]), order.source(r["raw"])),
                                         defaults.LATE_REASON, r["_op"],
                                         info.source_meta(r["partition"], r["offset"]), list(r["_missed"]),
                                         seed=f"{r['partition']}|{r['offset']}"))
             continue
         src = info.source_meta(r["partition"], r["offset"]) if window is None else None
         if r["_err"] is not None:
-            doc = reorder(from_variant(r["doc"]), source_template(r["raw"])) if r["doc"] is not None else r["raw"]
+            doc = reorder(from_variant(r["doc"]), order.source(r["raw"])) if r["doc"] is not None else r["raw"]
             reason = r["_err"]
             if r["doc"] is None and r["_op"] == "$source" and reason == NOT_JSON:
                 reason = parse_error(r["raw"])    # the JVM says only that; Python says where
@@ -115,8 +115,7 @@ def build(rows: Iterable[Any], info: BatchInfo) -> Built:
         doc = from_variant(r["doc"])
         if not isinstance(doc, dict):
             continue
-        if order is not None:
-            doc = reorder(doc, order.output(r["raw"]) if window is None else order.window)
+        doc = reorder(doc, order.output(r["raw"]) if window is None else order.window_output(r["raw"]))
         key = (r["partition"], r["offset"]) if window is None else window
         k = ordinal[key] = ordinal.get(key, -1) + 1
         meta: dict[str, Any] = {"source": src or {"type": info.source_type}}

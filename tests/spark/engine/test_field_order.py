@@ -61,3 +61,18 @@ def test_window_group_output_order(spark):
     for d in res.outputs:
         assert list(d) == ["_id", "total", "count", "all", "avg"]
         assert list(d["_id"]) == ["key", "first"] and list(d["all"][0]) == ["v", "k"]
+
+
+def test_window_that_emits_its_documents_keeps_their_order(spark):
+    """No ``$group``: the window keeps each document's raw text beside it, for the sink."""
+    docs = [{"zeta": i, "t": {"$date": f"2024-01-01T00:00:0{i}Z"}, "b": {"y": i, "x": 0}, "alpha": "a"}
+            for i in range(3)]
+    res = run_pipeline([{"$source": {"documents": docs, "timeField": "$t"}},
+                        {"$addFields": {"m": 1}},
+                        {"$tumblingWindow": {"interval": {"size": 1, "unit": "minute"}, "pipeline": [
+                            {"$sort": {"zeta": -1}}, {"$limit": 2}, {"$set": {"b.a": 0}}]}},
+                        {"$project": {"t": 0}}], strip_meta=True)
+    assert [d["zeta"] for d in res.outputs] == [2, 1]
+    for d in res.outputs:
+        assert [k for k in d if k != "_id"] == ["zeta", "b", "alpha", "m"]
+        assert list(d["b"]) == ["y", "x", "a"]
