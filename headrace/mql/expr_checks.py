@@ -242,8 +242,5 @@ HASH_ALGORITHMS = ("md5", "sha256", "xxh64")
 
 def _check_hash(arg: dict, path: str) -> None:
     a = arg["algorithm"]
-    if a == "xxh64":
-        raise NotYet("EXPR_NOT_SUPPORTED_YET", "hash algorithm 'xxh64' is not supported yet",
-                     path=f"{path}.algorithm", expected="'md5' or 'sha256'", found=a)
     if not isinstance(a, str) or a not in HASH_ALGORITHMS:
         raise _bad(f"{path}.algorithm", "unknown hash algorithm", "'md5', 'sha256' or 'xxh64'", a)

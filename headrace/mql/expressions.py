@@ -281,6 +281,10 @@ def _validate_operator(op: str, arg: Any, path: str, vs: frozenset[str]) -> None
                                 path=path, expected="an expression operator", found=op)
         raise PipelineError("EXPR_UNKNOWN_OPERATOR", f"unknown expression operator {op}", path=path,
                             expected="an expression operator such as $add, $concat, $cond", found=op)
+    if vs and _runs_in_python(op, arg):
+        raise NotYet("EXPR_NOT_SUPPORTED_YET", f"{op} with 'xxh64' inside $map/$filter/$reduce/$let is not "
+                     "supported yet (it runs in Python, outside the lambdas those are built with)",
+                     path=f"{path}.algorithm", expected="'md5' or 'sha256' here", found="xxh64")
     form = spec.form
     if form == "any":
         return
@@ -418,3 +422,29 @@ def _named(op: str, arg: dict, spec: Spec, path: str) -> None:
     if missing:
         raise _bad(path, f"{op} is missing required argument '{missing[0]}'",
                    "{" + ", ".join(sorted(spec.required)) + "}", sorted(arg))
+
+
+def _runs_in_python(op: str, arg: Any) -> bool:
+    return op in ("$hash", "$hexHash") and isinstance(arg, dict) and arg.get("algorithm") == "xxh64"
+
+
+def python_operator_path(value: Any, path: str = "") -> str | None:
+    """The path of the first operator in ``value`` (a stage argument, any JSON) that runs in
+    Python as a column of its own (``$hash``/``$hexHash`` with ``xxh64``), or None. Such an
+    operator needs a stage that hoists values (``$project``, ``$addFields``/``$set``,
+    ``$replaceRoot``/``$replaceWith``, ``$match``): :func:`headrace.spec.parse.parse_pipeline`
+    refuses it anywhere else."""
+    if isinstance(value, dict):
+        for k, x in value.items():
+            p = _join(path, k)
+            if _runs_in_python(k, x):
+                return p
+            found = python_operator_path(x, p)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, x in enumerate(value):
+            found = python_operator_path(x, _join(path, i))
+            if found:
+                return found
+    return None

@@ -607,6 +607,22 @@ def typed_constants(v: Any, c: _Ctx, *path: Any) -> Any:
     return {k: typed_constants(x, c, *path, k) for k, x in v.items()}
 
 
+#: the stages whose expressions may hold an operator that runs in Python (a hoisted column)
+_HOISTING = frozenset({"$project", "$addFields", "$set", "$replaceRoot", "$replaceWith", "$match"})
+
+
+def _refuse_python_operators(arg: Any, c: _Ctx) -> None:
+    from ..mql.expressions import python_operator_path
+
+    path = python_operator_path(arg)
+    if path:
+        raise NotSupportedYet("EXPR_NOT_SUPPORTED_YET",
+                              f"{path.rsplit('.', 1)[-1]} with 'xxh64' is supported in $project, $addFields/$set, "
+                              "$replaceRoot/$replaceWith and $match, not in this stage yet",
+                              position=c.pos, stage=c.stage, path=f"{c.stage}.{path}.algorithm",
+                              expected="'md5' or 'sha256' here", found="xxh64")
+
+
 def parse_pipeline(obj: Any) -> Pipeline:
     """Validate a whole pipeline (and options) before anything runs."""
     options: Any = {}
@@ -634,6 +650,8 @@ def parse_pipeline(obj: Any) -> Pipeline:
         if sink is not None:
             raise c.err("STAGE_ORDER", f"{name} comes after the sink; the sink must be the last stage",
                         expected="no stage after $merge/$emit", found=name)
+        if name not in _HOISTING:
+            _refuse_python_operators(arg, c)
         if name == "$source":
             if pos != 0:
                 raise c.err("STAGE_ORDER", "$source must be the first stage and appear once",

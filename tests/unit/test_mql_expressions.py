@@ -185,13 +185,32 @@ def test_no_pyspark_import():
 
 def test_hash_takes_a_known_constant_algorithm():
     for op in ("$hash", "$hexHash"):
-        for alg in ("md5", "sha256"):
+        for alg in ("md5", "sha256", "xxh64"):
             validate_expression({op: {"input": "$s", "algorithm": alg}}, "x")
-        with pytest.raises(NotSupportedYet):
-            validate_expression({op: {"input": "$s", "algorithm": "xxh64"}}, "x")
+        # xxh64 runs in Python as a column of its own: not inside the lambdas of $map & co.
+        with pytest.raises(NotSupportedYet) as exc:
+            validate_expression({"$map": {"input": "$a", "in": {op: {"input": "$$this", "algorithm": "xxh64"}}}}, "x")
+        assert exc.value.where.path == f"x.$map.in.{op}.algorithm"
         for bad in ("sha1", "$alg", 5):
             with pytest.raises(PipelineError) as exc:
                 validate_expression({op: {"input": "$s", "algorithm": bad}}, "x")
             assert exc.value.code == "EXPR_BAD_ARGS" and exc.value.where.path == f"x.{op}.algorithm", (op, bad)
         with pytest.raises(PipelineError):
             validate_expression({op: {"input": "$s"}}, "x")
+
+
+def test_xxh64_is_refused_outside_the_stages_that_hoist_it():
+    from headrace.spec import parse_pipeline
+
+    xxh = {"$hexHash": {"input": "$s", "algorithm": "xxh64"}}
+    parse_pipeline([{"$source": {"documents": []}}, {"$project": {"h": xxh}}, {"$match": {"$expr": xxh}}])
+    window = {"$tumblingWindow": {"interval": {"size": 1, "unit": "second"},
+                                  "pipeline": [{"$group": {"_id": None, "h": {"$first": xxh}}}]}}
+    for stages, path in (([window], "$tumblingWindow.pipeline.0.$group.h.$first.$hexHash.algorithm"),
+                         ([{"$source": {"documents": [], "timeField": {"$toDate": xxh}}}],
+                          "$source.timeField.$toDate.$hexHash.algorithm")):
+        if stages[0].get("$source") is None:
+            stages = [{"$source": {"documents": []}}] + stages
+        with pytest.raises(NotSupportedYet) as exc:
+            parse_pipeline(stages)
+        assert exc.value.code == "EXPR_NOT_SUPPORTED_YET" and exc.value.where.path == path
