@@ -365,3 +365,42 @@ def type_set(spec: Any) -> frozenset[str]:
         else:
             names.add(codes[int(t)])
     return frozenset(names)
+
+
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def bson_size(value: dict) -> int:
+    """The size in bytes of a document encoded as BSON (``$bsonSize``): a length, the elements
+    (type byte, field name, value), a terminator. Integers take 4 bytes when they fit 32 bits
+    (an ``Int64`` 8); a document read back from VARIANT keeps no int/long distinction for small
+    values, so a small NumberLong counts 4 bytes, not 8."""
+    return 5 + sum(2 + len(str(k).encode("utf-8")) + _value_size(v) for k, v in value.items())
+
+
+def _value_size(v: Any) -> int:  # noqa: C901 - one dispatch
+    if v is None or v is MINKEY or v is MAXKEY:
+        return 0
+    if isinstance(v, bool):
+        return 1
+    if isinstance(v, ejson.Int64):
+        return 8
+    if isinstance(v, int):
+        return 4 if _INT32[0] <= v <= _INT32[1] else 8
+    if isinstance(v, float):
+        return 8
+    if isinstance(v, decimal.Decimal):
+        return 16
+    if isinstance(v, str):
+        return 5 + len(v.encode("utf-8"))
+    if isinstance(v, (_dt.datetime, _dt.date)):
+        return 8
+    if isinstance(v, ObjectId):
+        return 12
+    if isinstance(v, (bytes, bytearray)):
+        return 5 + len(v)
+    if isinstance(v, dict):
+        return bson_size(v)
+    if isinstance(v, (list, tuple)):
+        return bson_size({str(i): x for i, x in enumerate(v)})
+    raise TypeError(f"no BSON size for {type(v).__name__}")

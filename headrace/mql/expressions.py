@@ -100,7 +100,7 @@ OPERATORS: dict[str, Spec] = {
     **{op: _list(1, 1, "types") for op in ("$toInt", "$toLong", "$toDouble", "$toDecimal", "$toString",
                                            "$toBool", "$toObjectId", "$type", "$isNumber", "$binarySize",
                                            "$toObject", "$toArray",
-                                           "$toHashedIndexKey")},
+                                           "$toHashedIndexKey", "$bsonSize")},
     # arrays
     "$size": _list(1, 1, "arrays"), "$arrayElemAt": _list(2, 2, "arrays"),
     "$first": _list(1, 1, "arrays"), "$last": _list(1, 1, "arrays"), "$in": _list(2, 2, "arrays"),
@@ -282,9 +282,9 @@ def _validate_operator(op: str, arg: Any, path: str, vs: frozenset[str]) -> None
         raise PipelineError("EXPR_UNKNOWN_OPERATOR", f"unknown expression operator {op}", path=path,
                             expected="an expression operator such as $add, $concat, $cond", found=op)
     if vs and _runs_in_python(op, arg):
-        raise NotYet("EXPR_NOT_SUPPORTED_YET", f"{op} with 'xxh64' inside $map/$filter/$reduce/$let is not "
-                     "supported yet (it runs in Python, outside the lambdas those are built with)",
-                     path=f"{path}.algorithm", expected="'md5' or 'sha256' here", found="xxh64")
+        raise NotYet("EXPR_NOT_SUPPORTED_YET", f"{_python_name(op)} inside $map/$filter/$reduce/$let is not "
+                     "supported yet (it runs in Python, outside the lambdas those are built with)", path=path,
+                     expected="an operator that runs in Spark here", found=op)
     form = spec.form
     if form == "any":
         return
@@ -425,12 +425,18 @@ def _named(op: str, arg: dict, spec: Spec, path: str) -> None:
 
 
 def _runs_in_python(op: str, arg: Any) -> bool:
-    return op in ("$hash", "$hexHash") and isinstance(arg, dict) and arg.get("algorithm") == "xxh64"
+    """Operators computed in Python as a column of their own (:mod:`headrace.spark.expr.python_ops`)."""
+    return op == "$bsonSize" or (op in ("$hash", "$hexHash") and isinstance(arg, dict)
+                                 and arg.get("algorithm") == "xxh64")
+
+
+def _python_name(op: str) -> str:
+    return op if op == "$bsonSize" else f"{op} with 'xxh64'"
 
 
 def python_operator_path(value: Any, path: str = "") -> str | None:
     """The path of the first operator in ``value`` (a stage argument, any JSON) that runs in
-    Python as a column of its own (``$hash``/``$hexHash`` with ``xxh64``), or None. Such an
+    Python as a column of its own (``$bsonSize``, ``$hash``/``$hexHash`` with ``xxh64``), or None. Such an
     operator needs a stage that hoists values (``$project``, ``$addFields``/``$set``,
     ``$replaceRoot``/``$replaceWith``, ``$match``): :func:`headrace.spec.parse.parse_pipeline`
     refuses it anywhere else."""

@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 
 from . import values as V
 
-__all__ = ["Hoister", "shared"]
+__all__ = ["Hoister", "shared", "hoisted_python"]
 
 _PREFIX = "_h"
 _REFS = re.compile(r"(?<![\w'])_h\d+(?![\w'])")
@@ -146,3 +146,21 @@ class Hoister:
         if code is None:
             code = self._codes[name] = self._place(V._code_of(F.col(name)))
         return F.col(code)
+
+
+def hoisted_python(col: Column, op: str, where: str) -> Column:
+    """``col``, a Python (pandas) UDF over values that read no lambda variable, as a column the
+    stage's hoister computes before its projection: Spark refuses Python UDFs inside the lambdas
+    expressions are built with, and a hoisted column is only referenced there. Raises
+    ``EXPR_NOT_SUPPORTED_YET`` where there is no hoister (windows, ``$source``, sinks) or while a
+    lambda body is built (``$map``/``$filter``/``$reduce``/``$let``); validation refuses those
+    places before anything runs (:func:`headrace.mql.expressions.python_operator_path`)."""
+    from ..errors import NotSupportedYet
+
+    share = SHARE.get()
+    if share is None or _in_lambda_body():
+        raise NotSupportedYet("EXPR_NOT_SUPPORTED_YET",
+                              f"{op} runs in Python: it is supported in $project, $addFields/$set, $replaceRoot/"
+                              "$replaceWith and $match, not inside $map/$filter/$reduce/$let or a window yet",
+                              path=where or None)
+    return share(col)

@@ -616,11 +616,12 @@ def _refuse_python_operators(arg: Any, c: _Ctx) -> None:
 
     path = python_operator_path(arg)
     if path:
+        op = path.rsplit(".", 1)[-1]
         raise NotSupportedYet("EXPR_NOT_SUPPORTED_YET",
-                              f"{path.rsplit('.', 1)[-1]} with 'xxh64' is supported in $project, $addFields/$set, "
+                              f"{op} runs in Python: it is supported in $project, $addFields/$set, "
                               "$replaceRoot/$replaceWith and $match, not in this stage yet",
-                              position=c.pos, stage=c.stage, path=f"{c.stage}.{path}.algorithm",
-                              expected="'md5' or 'sha256' here", found="xxh64")
+                              position=c.pos, stage=c.stage, path=f"{c.stage}.{path}",
+                              expected="an operator that runs in Spark here", found=op)
 
 
 def parse_pipeline(obj: Any) -> Pipeline:

@@ -251,6 +251,28 @@ def test_xxh64_gives_mongodbs_digests(spark):
     assert v is M and "requires a string or BinData input, found: int" in err
 
 
+def test_bson_size_of_documents_in_a_hoisted_python_column(spark):
+    """``$bsonSize`` against the Python reference (itself checked against pymongo's encoder):
+    documents of every type, null and missing give null, anything else an error naming it."""
+    from _expr_helpers import eval_exprs
+
+    from headrace import ejson
+    from headrace.mql.bson import bson_size
+
+    docs = [{"a": 1}, {}, {"s": "é漢🎉", "n": None, "f": 1.5, "big": 2**40, "t": True},
+            {"d": _dt.datetime(2024, 5, 6, tzinfo=_dt.timezone.utc), "o": ejson.ObjectId("5ab9cbfa31c2ab715d42129e"),
+             "x": decimal.Decimal("2.5"), "b": b"\x00\x01", "arr": [1, [2], {"c": "d"}]}]
+    got = eval_exprs(spark, [({"v": d}, {"$bsonSize": "$v"}) for d in docs]
+                     + [({"v": None}, {"$bsonSize": "$v"}), ({}, {"$bsonSize": "$v"}),
+                        ({"v": {"a": 1}}, {"$add": [{"$bsonSize": "$v"}, 1]})])
+    assert [v for v, _ in got] == [bson_size(d) for d in docs] + [None, None, 13]
+    assert all(e is None for _, e in got)
+    bad = eval_exprs(spark, [({"v": 5}, {"$bsonSize": "$v"}), ({"v": [1]}, {"$bsonSize": "$v"}),
+                             ({"v": ejson.ObjectId("5ab9cbfa31c2ab715d42129e")}, {"$bsonSize": "$v"})])
+    for (v, e), t in zip(bad, ("int", "array", "objectId")):
+        assert v is M and e.startswith(f"$bsonSize requires a document input, found: {t}"), (v, e)
+
+
 def test_random_and_hash_operators_in_a_window(spark):
     """In a window's ``$group`` accumulators and in the stages after it (no source position
     there: the draw is keyed by the document and the window) the operators compile and draw

@@ -59,3 +59,19 @@ def test_hashed_index_keys_are_mongodbs():
     assert hashed_index_key(None) == hashed_index_key(MISSING) == 2338878944348059895
     assert hashed_index_key(1.9) == hashed_index_key(1)                   # numbers squash to 64-bit ints
     assert hashed_index_key({"a": 1}) != hashed_index_key({"b": 1}) != hashed_index_key([1])
+
+
+def test_bson_size_is_the_encoded_length():
+    """Against pymongo's encoder (``bson.encode``), over every type the value model has."""
+    import bson
+
+    from headrace.connectors.mongodb import to_bson
+    from headrace.mql.bson import bson_size
+
+    docs = [{}, {"a": 1}, {"a": 2**31}, {"a": ejson.Int64(5)}, {"a": 1.5}, {"s": "é漢🎉"}, {"n": None},
+            {"t": True}, {"d": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)}, {"x": decimal.Decimal("1.5")},
+            {"o": ejson.ObjectId("5ab9cbfa31c2ab715d42129e")}, {"b": b"\x00\x01"}, {"k": ejson.MINKEY},
+            {"arr": [1, "two", [3.0], {"four": 4}]}, {"nested": {"deeper": {"deepest": [None, False]}}},
+            {"_id": 1, "name": "Ana", "tags": ["x", "y"], "score": 9.5}]
+    for d in docs:
+        assert bson_size(d) == len(bson.encode(to_bson(d))), d

@@ -190,7 +190,7 @@ def test_hash_takes_a_known_constant_algorithm():
         # xxh64 runs in Python as a column of its own: not inside the lambdas of $map & co.
         with pytest.raises(NotSupportedYet) as exc:
             validate_expression({"$map": {"input": "$a", "in": {op: {"input": "$$this", "algorithm": "xxh64"}}}}, "x")
-        assert exc.value.where.path == f"x.$map.in.{op}.algorithm"
+        assert exc.value.where.path == f"x.$map.in.{op}"
         for bad in ("sha1", "$alg", 5):
             with pytest.raises(PipelineError) as exc:
                 validate_expression({op: {"input": "$s", "algorithm": bad}}, "x")
@@ -206,9 +206,12 @@ def test_xxh64_is_refused_outside_the_stages_that_hoist_it():
     parse_pipeline([{"$source": {"documents": []}}, {"$project": {"h": xxh}}, {"$match": {"$expr": xxh}}])
     window = {"$tumblingWindow": {"interval": {"size": 1, "unit": "second"},
                                   "pipeline": [{"$group": {"_id": None, "h": {"$first": xxh}}}]}}
-    for stages, path in (([window], "$tumblingWindow.pipeline.0.$group.h.$first.$hexHash.algorithm"),
+    for stages, path in (([window], "$tumblingWindow.pipeline.0.$group.h.$first.$hexHash"),
                          ([{"$source": {"documents": [], "timeField": {"$toDate": xxh}}}],
-                          "$source.timeField.$toDate.$hexHash.algorithm")):
+                          "$source.timeField.$toDate.$hexHash"),
+                         ([{"$merge": {"into": {"connectionName": "store", "db": "d",
+                                                "coll": {"$toString": {"$bsonSize": "$$ROOT"}}}}}],
+                          "$merge.into.coll.$toString.$bsonSize")):
         if stages[0].get("$source") is None:
             stages = [{"$source": {"documents": []}}] + stages
         with pytest.raises(NotSupportedYet) as exc:

@@ -13,7 +13,8 @@ expression cannot fail) naming the operator and what it found, for rows that go 
   are built field by field (a field whose value is missing is left out; a missing array
   element becomes null); ``{$literal: v}`` is ``v`` unevaluated.
 - ``{$op: args}``: dispatched to the family modules (arithmetic, comparison, boolean,
-  conditional, strings, dates, types, arrays, objects, variables, meta, rand, hashing ...)
+  conditional, strings, dates, types, arrays, objects, variables, meta, rand, hashing,
+  python_ops ...)
   through ``registry.EXPRESSIONS``.
 """
 from __future__ import annotations
@@ -25,5 +26,5 @@ __all__ = ["compile_expression", "current"]
 # importing the families registers their operators
 from . import (  # noqa: E402,F401
     arithmetic, array_stats, arrays, bits, boolean, comparison, conditional, dates, hashed_key, hashing, literal,
-    meta, objects, rand, sets, strings, trig, types, variables,
+    meta, objects, python_ops, rand, sets, strings, trig, types, variables,
 )
