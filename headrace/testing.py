@@ -8,6 +8,7 @@
 (keeping ``timeField``/``tsFieldName``/``partitionIdleTimeout``); pass ``replay=...`` for replay
 mode. Outputs are ``headrace.ejson`` values (dates are aware datetimes). ``strip_meta`` drops
 ``_stream_meta`` and the ``tsFieldName`` field, which most assertions do not care about.
+``field_pairs(value)`` makes ``==`` compare field order too (outputs keep MongoDB's order).
 """
 from __future__ import annotations
 
@@ -82,6 +83,16 @@ def run_pipeline(pipeline: Any, documents: list | None = None, *, replay: Mappin
         res.dlq = [{**d, "doc": _strip(d["doc"], ts) if isinstance(d.get("doc"), dict) else d.get("doc")}
                    for d in res.dlq]
     return res
+
+
+def field_pairs(value: Any) -> Any:
+    """``value`` with every document as its list of ``(field, value)`` pairs, so that ``==``
+    compares field order too (``dict`` equality ignores it): ``field_pairs(got) == field_pairs(want)``."""
+    if isinstance(value, dict):
+        return [(k, field_pairs(x)) for k, x in value.items()]
+    if isinstance(value, list):
+        return [field_pairs(x) for x in value]
+    return value
 
 
 def _ms_dt(ms: int | None) -> Any:

@@ -147,12 +147,17 @@ def _check_const_format(arg: dict, path: str) -> None:
                      path=f"{path}.format", expected="a constant format string", found=arg["format"])
 
 
-def _check_trunc_date_to_string(arg: dict, path: str) -> None:
+def _check_date_format(arg: dict, path: str, shown: str) -> None:
+    """A date operator's options, and its constant ``format`` (``shown``: the specifiers named)."""
     _check_date_common(arg, path)
     _check_const_format(arg, path)
     if "format" in arg:
         _check_const(arg["format"], f"{path}.format", _valid_format, "invalid date format",
-                     "a format string with %Y %m %d %H %M %S %L %j %w %u %U %V %G %Z %z %b %B %% ...")
+                     f"a format string with {shown} ...")
+
+
+def _check_trunc_date_to_string(arg: dict, path: str) -> None:
+    _check_date_format(arg, path, "%Y %m %d %H %M %S %L %j %w %u %U %V %G %Z %z %b %B %%")
 
 
 _FORMAT_SPECS = set("dGHjLmMSuVwYzZUbBaAepfyIlCDFnNtxXkr%")
@@ -201,11 +206,7 @@ def _check_switch(arg: dict, path: str) -> None:
 
 
 def _check_dfs(arg: dict, path: str) -> None:
-    _check_date_common(arg, path)
-    _check_const_format(arg, path)
-    if "format" in arg:
-        _check_const(arg["format"], f"{path}.format", _valid_format, "invalid date format",
-                     "a format string with %Y %m %d %H %M %S %L %j %z %Z %u %V %G ...")
+    _check_date_format(arg, path, "%Y %m %d %H %M %S %L %j %z %Z %u %V %G")
 
 
 NotYet = NotSupportedYet

@@ -8,6 +8,7 @@ import pytest
 
 from headrace.mql.field_order import REST, Each, KeyOrder, OrderPlan, group_template, reorder, source_template
 from headrace.spec import parse_pipeline
+from headrace.testing import field_pairs
 
 
 def _sorted(v):
@@ -19,19 +20,11 @@ def _sorted(v):
     return v
 
 
-def _pairs(v):
-    if isinstance(v, dict):
-        return [(k, _pairs(x)) for k, x in v.items()]
-    if isinstance(v, list):
-        return [_pairs(x) for x in v]
-    return v
-
-
 def _out(stages: list, raw: dict, mongo_output: dict) -> None:
     """The output MongoDB gives (``mongo_output``, in its order), decoded by name, comes back in order."""
     plan = OrderPlan.of(parse_pipeline([{"$source": {"documents": []}}] + stages))
     got = reorder(_sorted(mongo_output), plan.output(json.dumps(raw)))
-    assert _pairs(got) == _pairs(mongo_output)
+    assert field_pairs(got) == field_pairs(mongo_output)
 
 
 DOC = {"_id": 1, "zeta": 1, "b": {"y": 1, "x": 2}, "arr": [{"q": 1, "p": 2}, {"q": 3, "p": 4}], "alpha": "a"}
@@ -99,7 +92,7 @@ def test_group_output_is_id_then_accumulators_in_spec_order():
     assert list(t) == ["_id", "total", "all", "count"]
     assert list(t["_id"]) == ["s", "d"] and t["all"] == Each({"y": None, "x": None})
     got = reorder({"_id": {"d": 1, "s": 2}, "all": [{"x": 2, "y": 1}], "count": 1, "total": 5}, t)
-    assert _pairs(got) == [("_id", [("s", 2), ("d", 1)]), ("total", 5), ("all", [[("y", 1), ("x", 2)]]),
+    assert field_pairs(got) == [("_id", [("s", 2), ("d", 1)]), ("total", 5), ("all", [[("y", 1), ("x", 2)]]),
                            ("count", 1)]
 
 
