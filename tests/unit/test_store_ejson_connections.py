@@ -23,6 +23,24 @@ def test_ejson_roundtrip_types():
         ejson.loads("{bad")
 
 
+def test_relaxed_dumps_fast_path_writes_the_general_paths_text():
+    """``ejson.dumps``'s direct encoding gives the text of converting the whole value first."""
+    import json
+
+    utc = dt.timezone.utc
+    values = [
+        {}, [], {"a": 1, "b": [1, 2.5, -0.0, 1e300, 2**70, True, None, "é漢🎉\n\"q\""]},
+        {"i": ejson.Int64(5), "d": decimal.Decimal("1.50"), "o": ejson.ObjectId("5ab9cbfa31c2ab715d42129e")},
+        {"t": dt.datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=utc), "old": dt.datetime(1960, 1, 1, tzinfo=utc),
+         "far": dt.datetime(9999, 12, 31, tzinfo=utc), "day": dt.date(2024, 1, 2)},
+        {"b": b"\x00\xff", "k": [ejson.MINKEY, ejson.MAXKEY], "tup": (1, (2, {"x": b""}))},
+        {"nested": {"deep": [{"nan": float("nan")}, {"inf": float("-inf")}], "z": 1}},
+        float("inf"), "plain", 7, None,
+    ]
+    for v in values:
+        assert ejson.dumps(v) == json.dumps(ejson.to_plain(v, True), separators=(",", ":"), ensure_ascii=False), v
+
+
 def test_store_merge_semantics(tmp_path):
     c = open_store(tmp_path).collection("db", "c")
     c.insert_many([{"_id": 1, "a": 1}])
