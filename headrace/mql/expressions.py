@@ -424,6 +424,11 @@ def _named(op: str, arg: dict, spec: Spec, path: str) -> None:
                    "{" + ", ".join(sorted(spec.required)) + "}", sorted(arg))
 
 
+#: the stages that compute a Python-run operator in a hoisted column, and how messages name them
+PYTHON_OPERATOR_STAGES = frozenset({"$project", "$addFields", "$set", "$replaceRoot", "$replaceWith", "$match"})
+PYTHON_OPERATOR_PLACES = "$project, $addFields/$set, $replaceRoot/$replaceWith and $match"
+
+
 def _runs_in_python(op: str, arg: Any) -> bool:
     """Operators computed in Python as a column of their own (:mod:`headrace.spark.expr.python_ops`)."""
     return op == "$bsonSize" or (op in ("$hash", "$hexHash") and isinstance(arg, dict)
@@ -437,9 +442,8 @@ def _python_name(op: str) -> str:
 def python_operator_path(value: Any, path: str = "") -> str | None:
     """The path of the first operator in ``value`` (a stage argument, any JSON) that runs in
     Python as a column of its own (``$bsonSize``, ``$hash``/``$hexHash`` with ``xxh64``), or None. Such an
-    operator needs a stage that hoists values (``$project``, ``$addFields``/``$set``,
-    ``$replaceRoot``/``$replaceWith``, ``$match``): :func:`headrace.spec.parse.parse_pipeline`
-    refuses it anywhere else."""
+    operator needs a stage that hoists values (:data:`PYTHON_OPERATOR_STAGES`):
+    :func:`headrace.spec.parse.parse_pipeline` refuses it anywhere else."""
     if isinstance(value, dict):
         for k, x in value.items():
             p = _join(path, k)

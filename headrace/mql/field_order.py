@@ -245,20 +245,26 @@ def group_template(arg: dict) -> dict:
     for k, acc in arg.items():
         if k == "_id":
             continue
-        t = None
-        if isinstance(acc, dict) and len(acc) == 1:
-            (op, a), = acc.items()
-            if op in ("$push", "$addToSet"):
-                t = Each(expr_template(a, None)) if expr_template(a, None) is not None else None
-            elif op in ("$first", "$last", "$max", "$min"):
-                t = expr_template(a, None)
-            elif op in ("$top", "$bottom") and isinstance(a, dict):
-                t = expr_template(a.get("output"), None)
-            elif op in ("$topN", "$bottomN", "$firstN", "$lastN", "$maxN", "$minN") and isinstance(a, dict):
-                inner = expr_template(a.get("output", a.get("input")), None)
-                t = None if inner is None else Each(inner)
-        out[k] = t
+        out[k] = _accumulator_template(acc)
     return out
+
+
+def _accumulator_template(acc: Any) -> Any:
+    """One accumulator's value: one value's template, or an array of them (``$push``, ``$topN``...)."""
+    if not (isinstance(acc, dict) and len(acc) == 1):
+        return None
+    (op, a), = acc.items()
+    if op in ("$first", "$last", "$max", "$min"):
+        return expr_template(a, None)
+    if op in ("$top", "$bottom") and isinstance(a, dict):
+        return expr_template(a.get("output"), None)
+    if op in ("$push", "$addToSet"):
+        inner = expr_template(a, None)
+    elif op in ("$topN", "$bottomN", "$firstN", "$lastN", "$maxN", "$minN") and isinstance(a, dict):
+        inner = expr_template(a.get("output", a.get("input")), None)
+    else:
+        return None
+    return None if inner is None else Each(inner)
 
 
 @dataclass(frozen=True)

@@ -156,11 +156,11 @@ def hoisted_python(col: Column, op: str, where: str) -> Column:
     lambda body is built (``$map``/``$filter``/``$reduce``/``$let``); validation refuses those
     places before anything runs (:func:`headrace.mql.expressions.python_operator_path`)."""
     from ..errors import NotSupportedYet
+    from ..mql.expressions import PYTHON_OPERATOR_PLACES
 
     share = SHARE.get()
     if share is None or _in_lambda_body():
         raise NotSupportedYet("EXPR_NOT_SUPPORTED_YET",
-                              f"{op} runs in Python: it is supported in $project, $addFields/$set, $replaceRoot/"
-                              "$replaceWith and $match, not inside $map/$filter/$reduce/$let or a window yet",
-                              path=where or None)
+                              f"{op} runs in Python: it is supported in {PYTHON_OPERATOR_PLACES}, not inside "
+                              "$map/$filter/$reduce/$let or a window yet", path=where or None)
     return share(col)

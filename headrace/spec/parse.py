@@ -607,25 +607,23 @@ def typed_constants(v: Any, c: _Ctx, *path: Any) -> Any:
     return {k: typed_constants(x, c, *path, k) for k, x in v.items()}
 
 
-#: the stages whose expressions may hold an operator that runs in Python (a hoisted column)
-_HOISTING = frozenset({"$project", "$addFields", "$set", "$replaceRoot", "$replaceWith", "$match"})
-
-
 def _refuse_python_operators(arg: Any, c: _Ctx) -> None:
-    from ..mql.expressions import python_operator_path
+    """A stage outside ``PYTHON_OPERATOR_STAGES`` holding an operator that runs in Python."""
+    from ..mql.expressions import PYTHON_OPERATOR_PLACES, python_operator_path
 
     path = python_operator_path(arg)
     if path:
         op = path.rsplit(".", 1)[-1]
         raise NotSupportedYet("EXPR_NOT_SUPPORTED_YET",
-                              f"{op} runs in Python: it is supported in $project, $addFields/$set, "
-                              "$replaceRoot/$replaceWith and $match, not in this stage yet",
+                              f"{op} runs in Python: it is supported in {PYTHON_OPERATOR_PLACES}, not in this stage yet",
                               position=c.pos, stage=c.stage, path=f"{c.stage}.{path}",
                               expected="an operator that runs in Spark here", found=op)
 
 
 def parse_pipeline(obj: Any) -> Pipeline:
     """Validate a whole pipeline (and options) before anything runs."""
+    from ..mql.expressions import PYTHON_OPERATOR_STAGES
+
     options: Any = {}
     stages = obj
     if isinstance(obj, dict):
@@ -651,7 +649,7 @@ def parse_pipeline(obj: Any) -> Pipeline:
         if sink is not None:
             raise c.err("STAGE_ORDER", f"{name} comes after the sink; the sink must be the last stage",
                         expected="no stage after $merge/$emit", found=name)
-        if name not in _HOISTING:
+        if name not in PYTHON_OPERATOR_STAGES:
             _refuse_python_operators(arg, c)
         if name == "$source":
             if pos != 0:
