@@ -5,7 +5,8 @@ Python value model (used across headrace, pure Python):
   ``$numberLong``), ``float`` (double), :class:`decimal.Decimal` (``$numberDecimal``), ``str``,
   ``dict`` (document, insertion ordered), ``list`` (array), :class:`datetime.datetime`
   (timezone-aware UTC, millisecond precision; ``$date``), :class:`ObjectId` (``$oid``),
-  ``bytes`` (``$binary``), :data:`MINKEY` / :data:`MAXKEY`.
+  ``bytes`` (``$binary`` of subtype 0), :class:`Binary` (``$binary`` of another subtype, e.g. 4
+  for a UUID), :class:`Timestamp` (``$timestamp``), :data:`MINKEY` / :data:`MAXKEY`.
 """
 from __future__ import annotations
 
@@ -103,6 +104,74 @@ class ObjectId:
         return hash(self.binary)
 
 
+class Binary(bytes):
+    """BSON binData of a subtype other than 0 (generic binary data is plain ``bytes``).
+
+    Equal to another value only when both bytes and subtype are equal, as in MongoDB."""
+
+    def __new__(cls, data: bytes = b"", subtype: int = 0) -> "Binary":
+        if not 0 <= int(subtype) <= 255:
+            raise ValueError(f"binData subtype must be 0-255, found {subtype}")
+        obj = super().__new__(cls, data)
+        obj.subtype = int(subtype)
+        return obj
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (bytes, bytearray)):
+            return getattr(other, "subtype", 0) == self.subtype and bytes(other) == bytes(self)
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return hash((bytes(self), self.subtype))
+
+    def __repr__(self) -> str:
+        return f"Binary({bytes(self)!r}, {self.subtype})"
+
+    def __reduce__(self):
+        return (Binary, (bytes(self), self.subtype))
+
+
+def binary(data: bytes, subtype: int = 0) -> "bytes | Binary":
+    """binData of ``subtype``: plain ``bytes`` for subtype 0, else a :class:`Binary`."""
+    return bytes(data) if int(subtype) == 0 else Binary(data, subtype)
+
+
+def binary_subtype(value: bytes) -> int:
+    return getattr(value, "subtype", 0)
+
+
+class Timestamp:
+    """A BSON Timestamp: seconds since the epoch ``t`` and an ordinal ``i``, both unsigned 32-bit;
+    ordered by ``t``, then ``i``."""
+
+    __slots__ = ("t", "i")
+
+    def __init__(self, t: int, i: int):
+        t, i = int(t), int(i)
+        if not (0 <= t < 2**32 and 0 <= i < 2**32):
+            raise ValueError(f"Timestamp fields must be unsigned 32-bit integers, found t={t}, i={i}")
+        self.t, self.i = t, i
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Timestamp) and (other.t, other.i) == (self.t, self.i)
+
+    def __lt__(self, other: "Timestamp") -> bool:
+        return (self.t, self.i) < (other.t, other.i)
+
+    def __hash__(self) -> int:
+        return hash((self.t, self.i))
+
+    def __repr__(self) -> str:
+        return f"Timestamp({self.t}, {self.i})"
+
+    def __reduce__(self):
+        return (Timestamp, (self.t, self.i))
+
+
 class EJSONError(ValueError):
     """Text that is not valid (Extended) JSON."""
 
@@ -167,12 +236,22 @@ def _hook(obj: dict) -> Any:
         if k == "$maxKey":
             return MAXKEY
         if k == "$binary" and isinstance(v, dict):
-            return base64.b64decode(v.get("base64", ""))
+            return _binary(v.get("base64", ""), v.get("subType", "00"))
         if k == "$timestamp" and isinstance(v, dict):
-            return Int64((int(v.get("t", 0)) << 32) | int(v.get("i", 0)))
+            try:
+                return Timestamp(v["t"], v["i"])
+            except (KeyError, TypeError, ValueError) as exc:
+                raise EJSONError(f"invalid $timestamp: {v!r}") from exc
     if len(obj) == 2 and "$binary" in obj and "$type" in obj:
-        return base64.b64decode(obj["$binary"])
+        return _binary(obj["$binary"], obj["$type"])
     return obj
+
+
+def _binary(b64: Any, subtype: Any) -> "bytes | Binary":
+    try:
+        return binary(base64.b64decode(b64), int(str(subtype), 16))
+    except (TypeError, ValueError) as exc:
+        raise EJSONError(f"invalid $binary: base64 {b64!r}, subType {subtype!r}") from exc
 
 
 def loads(text: "str | bytes") -> Any:
@@ -228,7 +307,10 @@ def to_plain(value: Any, relaxed: bool = True) -> Any:
     if isinstance(value, ObjectId):
         return {"$oid": str(value)}
     if isinstance(value, (bytes, bytearray)):
-        return {"$binary": {"base64": base64.b64encode(bytes(value)).decode(), "subType": "00"}}
+        return {"$binary": {"base64": base64.b64encode(bytes(value)).decode(),
+                            "subType": f"{getattr(value, 'subtype', 0):02x}"}}
+    if isinstance(value, Timestamp):
+        return {"$timestamp": {"t": value.t, "i": value.i}}
     if value is MINKEY:
         return {"$minKey": 1}
     if value is MAXKEY:

@@ -66,7 +66,8 @@ NUMBER_TYPES = frozenset({"int", "long", "double", "decimal"})
 
 # canonical type ranks (MongoDB's canonicalizeBSONType); missing is 0, like undefined
 _R_MINKEY, _R_MISSING, _R_NULL, _R_NUMBER, _R_STRING = -1, 0, 5, 10, 15
-_R_OBJECT, _R_ARRAY, _R_BINDATA, _R_OID, _R_BOOL, _R_DATE, _R_REGEX, _R_MAXKEY = 20, 25, 30, 35, 40, 45, 50, 127
+_R_OBJECT, _R_ARRAY, _R_BINDATA, _R_OID, _R_BOOL, _R_DATE, _R_TIMESTAMP = 20, 25, 30, 35, 40, 45, 47
+_R_REGEX, _R_MAXKEY = 50, 127
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -108,6 +109,8 @@ def type_name(v: Any) -> str:
         return "objectId"
     if isinstance(v, _dt.datetime):
         return "date"
+    if isinstance(v, ejson.Timestamp):
+        return "timestamp"
     if v is MINKEY:
         return "minKey"
     if v is MAXKEY:
@@ -117,7 +120,8 @@ def type_name(v: Any) -> str:
 
 #: MongoDB's canonical type numbers (``canonicalizeBSONType``), which hashed index keys hash
 _CANONICAL = {"minKey": -1, "null": 5, "double": 10, "int": 10, "long": 10, "decimal": 10, "string": 15,
-              "object": 20, "array": 25, "binData": 30, "objectId": 35, "bool": 40, "date": 45, "maxKey": 127}
+              "object": 20, "array": 25, "binData": 30, "objectId": 35, "bool": 40, "date": 45, "timestamp": 47,
+              "maxKey": 127}
 
 
 def hashed_index_key(value: Any) -> int:
@@ -158,13 +162,15 @@ def _hash_into(h: Any, v: Any, name: "str | None") -> None:
         b = v.encode("utf-8")
         h.update(struct.pack("<i", len(b) + 1) + b + b"\x00")
     elif t == "binData":
-        h.update(struct.pack("<i", len(v)) + b"\x00" + bytes(v))
+        h.update(struct.pack("<iB", len(v), ejson.binary_subtype(v)) + bytes(v))
     elif t == "objectId":
         h.update(v.binary)
     elif t == "bool":
         h.update(b"\x01" if v else b"\x00")
     elif t == "date":
         h.update(struct.pack("<q", ejson.datetime_to_millis(v)))
+    elif t == "timestamp":
+        h.update(struct.pack("<II", v.i, v.t))       # the 8 bytes as stored: increment, then seconds
 
 
 def is_number(v: Any) -> bool:
@@ -192,6 +198,8 @@ def _rank(v: Any) -> int:
         return _R_OID
     if isinstance(v, _dt.datetime):
         return _R_DATE
+    if isinstance(v, ejson.Timestamp):
+        return _R_TIMESTAMP
     if v is MINKEY:
         return _R_MINKEY
     if v is MAXKEY:
@@ -232,7 +240,7 @@ def compare_values(a: Any, b: Any, *, unordered_fields: bool = False) -> int:
 
     Numbers compare by value across int/long/double/decimal (NaN lowest); strings by UTF-8
     bytes; documents field by field (type, then name, then value); arrays element by element;
-    binData by length then bytes. ``unordered_fields`` compares documents as if their fields
+    binData by length, then subtype, then bytes; timestamps by seconds, then ordinal. ``unordered_fields`` compares documents as if their fields
     were sorted by name (MongoDB's rule for ``$jsonSchema`` ``enum`` and ``uniqueItems``).
     """
     if a is MISSING:
@@ -256,7 +264,8 @@ def compare_values(a: Any, b: Any, *, unordered_fields: bool = False) -> int:
         return _cmp_pairs([(str(i), x) for i, x in enumerate(a)],
                           [(str(i), x) for i, x in enumerate(b)], unordered_fields)
     if ra == _R_BINDATA:
-        return _sign((len(a) > len(b)) - (len(a) < len(b))) or _sign((bytes(a) > bytes(b)) - (bytes(a) < bytes(b)))
+        ka, kb = _bin_key(a), _bin_key(b)
+        return (ka > kb) - (ka < kb)
     if ra == _R_OID:
         return (a.binary > b.binary) - (a.binary < b.binary)
     if ra == _R_BOOL:
@@ -264,9 +273,15 @@ def compare_values(a: Any, b: Any, *, unordered_fields: bool = False) -> int:
     if ra == _R_DATE:
         x, y = _utc(a), _utc(b)
         return (x > y) - (x < y)
+    if ra == _R_TIMESTAMP:
+        return (a > b) - (a < b)
     if ra == _R_REGEX:
         return _sign((a.pattern > b.pattern) - (a.pattern < b.pattern)) or _sign((a.flags > b.flags) - (a.flags < b.flags))
     return 0  # null, MinKey, MaxKey
+
+
+def _bin_key(v: bytes) -> tuple:
+    return (len(v), ejson.binary_subtype(v), bytes(v))
 
 
 def _cmp_pairs(ia: list, ib: list, unordered: bool) -> int:
@@ -304,7 +319,9 @@ def sort_key(v: Any) -> tuple:
     if r == _R_ARRAY:
         return (r, tuple(sort_key(x) for x in v))
     if r == _R_BINDATA:
-        return (r, len(v), bytes(v))
+        return (r, *_bin_key(v))
+    if r == _R_TIMESTAMP:
+        return (r, v.t, v.i)
     if r == _R_OID:
         return (r, v.binary)
     if r == _R_BOOL:
@@ -393,7 +410,7 @@ def _value_size(v: Any) -> int:  # noqa: C901 - one dispatch
         return 16
     if isinstance(v, str):
         return 5 + len(v.encode("utf-8"))
-    if isinstance(v, (_dt.datetime, _dt.date)):
+    if isinstance(v, (_dt.datetime, _dt.date, ejson.Timestamp)):
         return 8
     if isinstance(v, ObjectId):
         return 12

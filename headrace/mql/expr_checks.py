@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 from ..errors import NotSupportedYet
 from .regex import RegexError, compile_regex, regex_literal, translate_regex
-from .expr_spec import (CONVERT_TYPES, DATE_UNITS, META_NAMES, META_NAMES_EXACT, META_PREFIXES,
-                        _CONVERT_NOT_YET, _META_NOT_YET, _WEEKDAYS, _bad, _const_value, _is_num, operands,
+from .expr_spec import (CONVERT_BYTE_ORDERS, CONVERT_FORMATS, CONVERT_TYPES, DATE_UNITS, META_NAMES,
+                        META_NAMES_EXACT, META_PREFIXES, _CONVERT_NOT_YET, _META_NOT_YET, _WEEKDAYS, _bad, _const_value, _is_num, operands,
                         valid_timezone)
 
 
@@ -58,12 +58,32 @@ def _check_date_add(arg: dict, path: str) -> None:
 
 
 def _check_convert(arg: dict, path: str) -> None:
+    for key, allowed in (("format", CONVERT_FORMATS), ("byteOrder", CONVERT_BYTE_ORDERS)):
+        if key not in arg:
+            continue
+        const, v = _const_value(arg[key])
+        if not const:
+            raise NotYet("EXPR_NOT_SUPPORTED_YET", f"$convert with a computed '{key}' is not supported yet",
+                         path=f"{path}.{key}", expected="a constant", found=arg[key])
+        if v not in allowed:
+            raise _bad(f"{path}.{key}", f"invalid '{key}' argument for $convert", "one of " + ", ".join(allowed), v)
     const, to = _const_value(arg["to"])
     if not const:
+        if isinstance(arg["to"], dict) and "type" in arg["to"]:
+            raise NotYet("EXPR_NOT_SUPPORTED_YET", "$convert with a computed 'to' document is not supported yet",
+                         path=f"{path}.to", expected="constant type and subtype", found=arg["to"])
         return
     if isinstance(to, dict):
-        raise NotYet("EXPR_NOT_SUPPORTED_YET", "$convert with a 'to' document is not supported yet",
-                     path=f"{path}.to", expected="a type name or number", found=to)
+        unknown = set(to) - {"type", "subtype"}
+        if "type" not in to or unknown:
+            raise _bad(f"{path}.to", "a 'to' document has 'type' and optionally 'subtype'",
+                       "{type, subtype}", sorted(unknown) or to)
+        st = to.get("subtype", 0)
+        if not (_is_num(st) and float(st) == int(st) and (0 <= int(st) <= 8 or 128 <= int(st) <= 255)):
+            raise _bad(f"{path}.to.subtype", "'subtype' must be a binData subtype number", "0-8 or 128-255", st)
+        if CONVERT_TYPES.get(to["type"]) != "binData" and int(st) != 0:
+            raise _bad(f"{path}.to.subtype", "'subtype' is for conversions to binData", "binData", to["type"])
+        to = to["type"]
     if to in CONVERT_TYPES or (isinstance(to, float) and to in CONVERT_TYPES):
         return
     if to in _CONVERT_NOT_YET or to in _CONVERT_NOT_YET.values():

@@ -49,11 +49,14 @@ _WEEKDAYS = ("monday", "mon", "tuesday", "tue", "wednesday", "wed", "thursday", 
 #: ``$convert`` target types by name and by BSON type number
 CONVERT_TYPES = {"double": "double", "string": "string", "objectId": "objectId", "bool": "bool",
                  "date": "date", "int": "int", "long": "long", "decimal": "decimal",
-                 "object": "object", "array": "array",
-                 1: "double", 2: "string", 3: "object", 4: "array", 7: "objectId", 8: "bool", 9: "date",
-                 16: "int", 18: "long", 19: "decimal"}
+                 "object": "object", "array": "array", "binData": "binData",
+                 1: "double", 2: "string", 3: "object", 4: "array", 5: "binData", 7: "objectId", 8: "bool",
+                 9: "date", 16: "int", 18: "long", 19: "decimal"}
+#: ``$convert``'s ``format`` (binData <-> string) and ``byteOrder`` (binData <-> numbers)
+CONVERT_FORMATS = ("auto", "base64", "base64url", "hex", "utf8", "uuid")
+CONVERT_BYTE_ORDERS = ("little", "big")
 #: real ``$convert`` targets headrace does not convert to yet
-_CONVERT_NOT_YET = {"binData": 5, "null": 10, "regex": 11, "timestamp": 17, "minKey": -1, "maxKey": 127,
+_CONVERT_NOT_YET = {"null": 10, "regex": 11, "timestamp": 17, "minKey": -1, "maxKey": 127,
                     "javascript": 13, "symbol": 14, "undefined": 6}
 META_NAMES_EXACT = ("stream.window.start", "stream.window.end")
 META_PREFIXES = ("stream.source.",)

@@ -96,9 +96,10 @@ OPERATORS: dict[str, Spec] = {
                                 "isoWeekYear", "isoWeek", "isoDayOfWeek", "timezone"}, "dates",
                            _check_date_from_parts),
     # types
-    "$convert": _obj({"input", "to"}, {"onError", "onNull"}, "types", _check_convert),
+    "$convert": _obj({"input", "to"}, {"onError", "onNull", "format", "byteOrder"}, "types", _check_convert),
     **{op: _list(1, 1, "types") for op in ("$toInt", "$toLong", "$toDouble", "$toDecimal", "$toString",
                                            "$toBool", "$toObjectId", "$type", "$isNumber", "$binarySize",
+                                           "$tsSecond", "$tsIncrement", "$toUUID",
                                            "$toObject", "$toArray",
                                            "$toHashedIndexKey", "$bsonSize")},
     # arrays

@@ -6,7 +6,9 @@ Encoding of the ``headrace.ejson`` value model in VARIANT:
   :class:`~headrace.ejson.Int64` -> INT8.
 - ``datetime`` -> TIMESTAMP (UTC microseconds); ``bytes`` -> BINARY.
 - ``ObjectId`` -> the object ``{"$oid": "<hex>"}``; MinKey/MaxKey -> ``{"$minKey": 1}`` /
-  ``{"$maxKey": 1}``. :func:`from_variant` turns them back into the Python types.
+  ``{"$maxKey": 1}``; :class:`~headrace.ejson.Timestamp` -> ``{"$timestamp": {"i": I, "t": T}}``;
+  :class:`~headrace.ejson.Binary` (binData of a subtype other than 0) -> ``{"$binary": {"data":
+  BINARY, "subType": N}}``. :func:`from_variant` turns them back into the Python types.
 - Objects keep their fields but VARIANT stores them sorted by name; :func:`from_variant` gives them
   in that order, and the sink puts them back in MongoDB's (:mod:`headrace.mql.field_order`).
 """
@@ -84,6 +86,10 @@ class _Builder(VariantBuilder):
             self._process_parsed_json({"$minKey": 1})
         elif parsed is ejson.MAXKEY:
             self._process_parsed_json({"$maxKey": 1})
+        elif t is ejson.Timestamp:
+            self._process_parsed_json({"$timestamp": {"t": parsed.t, "i": parsed.i}})
+        elif t is ejson.Binary:
+            self._process_parsed_json({"$binary": {"data": bytes(parsed), "subType": parsed.subtype}})
         elif t is bytes or t is bytearray:
             self._check_capacity(5 + len(parsed))
             self.value.extend(_BIN)
@@ -280,25 +286,23 @@ def _restore_object(x: dict) -> Any:
         return ejson.MAXKEY
     if k == "$numberDecimal" and isinstance(val, str):
         return decimal.Decimal(val)
+    if k == "$timestamp" and type(val) is dict and len(val) == 2:
+        try:
+            return ejson.Timestamp(val["t"], val["i"])
+        except (KeyError, TypeError, ValueError):
+            return x
+    if k == "$binary" and type(val) is dict and len(val) == 2 and isinstance(val.get("data"), bytes):
+        try:
+            return ejson.binary(val["data"], val["subType"])
+        except (KeyError, TypeError, ValueError):
+            return x
     return x
 
 
 def _restore(x: Any) -> Any:
     if isinstance(x, dict):
-        if len(x) == 1:
-            (k, val), = x.items()
-            if k == "$oid" and isinstance(val, str):
-                try:
-                    return ejson.ObjectId(val)
-                except ValueError:
-                    pass
-            if k == "$minKey":
-                return ejson.MINKEY
-            if k == "$maxKey":
-                return ejson.MAXKEY
-            if k == "$numberDecimal" and isinstance(val, str):
-                return decimal.Decimal(val)
-        return {k: _restore(val) for k, val in x.items()}
+        out = {k: _restore(val) for k, val in x.items()}
+        return _restore_object(out) if len(out) == 1 else out
     if isinstance(x, list):
         return [_restore(e) for e in x]
     if isinstance(x, _dt.datetime):
@@ -310,7 +314,7 @@ def _restore(x: Any) -> Any:
 
 # Text the JVM cannot read as MQL would: Extended JSON wrappers ("$date"...), NaN/Infinity,
 # integers too long for 64 bits (parse_json would make them decimals).
-_NEEDS_PYTHON = re.compile(r'"\$|NaN|Infinity|\d{19}')
+NEEDS_PYTHON = re.compile(r'"\$|NaN|Infinity|\d{19}')
 
 
 def parse_in_reader(text: "str | bytes | None") -> tuple[VariantVal | None, str | None]:
@@ -319,7 +323,7 @@ def parse_in_reader(text: "str | bytes | None") -> tuple[VariantVal | None, str 
     if text is None:
         return parse_text(text)
     s = text if isinstance(text, str) else text.decode("utf-8", "replace")
-    if _NEEDS_PYTHON.search(s) is None:
+    if NEEDS_PYTHON.search(s) is None:
         return None, None
     return parse_text(text)
 

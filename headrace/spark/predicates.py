@@ -292,12 +292,11 @@ def _cmp(op: str, c: Any) -> Test:
         return lambda x, code=None: nn((_code_of(x, code) == _C["objectId"]) & _direct(
             F.try_variant_get(x, "$['$oid']", "string"), F.lit(str(c)), op))
     if kind == "binData":
-        lit = F.struct(F.lit(len(c)).alias("n"), F.lit(bytearray(c)).cast("binary").alias("b"))
+        lit = F.struct(F.lit(len(c)).alias("n"), F.lit(ejson.binary_subtype(c)).alias("st"),
+                       F.lit(bytearray(c)).cast("binary").alias("b"))
 
         def bin_test(x: Column, code: Column | None = None) -> Column:
-            b = F.try_variant_get(x, "$", "binary")
-            key = F.struct(F.length(b).alias("n"), b.alias("b"))
-            return nn((_code_of(x, code) == _C["binData"]) & _direct(key, lit, op))
+            return nn((_code_of(x, code) == _C["binData"]) & _direct(V.bin_key(x), lit, op))
         return bin_test
     if op == "$eq":
         return _eq_container(c)

@@ -2,7 +2,7 @@
 
 The order is MongoDB's BSON comparison order, :func:`headrace.mql.bson.sort_key` (BSON type
 first, then value within the type; numbers of any kind by value with NaN lowest; strings by code
-point; objects field by field; binary by length, then bytes). Dotted paths are
+point; objects field by field; binary by length, subtype, then bytes; timestamps after dates). Dotted paths are
 :mod:`headrace.mql.paths` (through embedded documents only, as shard keys are read).
 """
 from __future__ import annotations

@@ -296,3 +296,94 @@ def test_random_and_hash_operators_in_a_window(spark):
     assert {str(d["o"])[:8] for d in res.outputs} <= {"66322ec0", "66322eca"}      # 12:00:00, 12:00:10
     a = [d for d in res.outputs if d["_id"] == "a"]
     assert a[0]["h"] == "0CC175B9C0F1B6A831C399E269772661" and a[0]["k"] == a[1]["k"]
+
+
+def test_convert_numbers_to_and_from_bindata_bit_for_bit(spark):
+    """``$convert`` between numbers and binData against Python's ``struct`` over the edges of
+    IEEE 754 (subnormals, the largest double, -0.0, infinities, NaN, powers of two and their
+    neighbours) and of two's complement, big-endian, and a few little-endian; then back again.
+    A long that fits 32 bits reads back as an int (VARIANT keeps the smallest width), so it
+    converts to 4 bytes: a known difference."""
+    import base64
+    import random
+    import struct
+
+    from _expr_helpers import eval_exprs
+
+    from headrace import ejson
+
+    rng = random.Random(5)
+    doubles = [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 2.225073858507201e-308, 1.7976931348623157e308,
+               float("inf"), float("-inf"), 1.0, 0.5, 3.0, 1 / 3, 2.0 ** -1022, 4503599627370497.0, -123456.789]
+    doubles += [struct.unpack("<d", rng.randbytes(8))[0] for _ in range(2)]
+    doubles = [d for d in doubles if d == d]
+    longs = [2**63 - 1, -(2**63), -(2**31) - 1, rng.randint(-(2**63), 2**63 - 1)]
+    cases, want = [], []
+
+    def both(doc, expr, w):
+        cases.append((doc, expr))
+        want.append(w)
+
+    for d in doubles:
+        both({"v": d}, {"$convert": {"input": "$v", "to": "binData", "byteOrder": "big"}}, struct.pack(">d", d))
+        both({"b": struct.pack(">d", d)}, {"$convert": {"input": "$b", "to": "double", "byteOrder": "big"}}, d)
+    for d in (0.25, -1e-40, float("inf"), 3.4028234663852886e38, 1 / 3):     # single precision
+        f32 = struct.unpack(">f", struct.pack(">f", d))[0]
+        both({"b": struct.pack(">f", f32)}, {"$convert": {"input": "$b", "to": "double", "byteOrder": "big"}}, f32)
+    for n in longs:
+        both({"v": ejson.Int64(n)}, {"$convert": {"input": "$v", "to": "binData", "byteOrder": "big"}}, struct.pack(">q", n))
+        both({"b": struct.pack(">q", n)}, {"$convert": {"input": "$b", "to": "long", "byteOrder": "big"}}, n)
+    for n in (-1, 2**31 - 1, -(2**31), -256):
+        both({"v": n}, {"$convert": {"input": "$v", "to": "binData", "byteOrder": "big"}}, struct.pack(">i", n))
+        for size, code in ((1, "b"), (2, "h"), (4, "i")):
+            if -(2 ** (8 * size - 1)) <= n < 2 ** (8 * size - 1):
+                both({"b": struct.pack(">" + code, n)}, {"$convert": {"input": "$b", "to": "int", "byteOrder": "big"}}, n)
+    for d, n in ((-2.5, -(2**40)), (5e-324, 77)):                 # little-endian, the default
+        both({"v": d}, {"$convert": {"input": "$v", "to": "binData"}}, struct.pack("<d", d))
+        both({"b": struct.pack("<d", d)}, {"$convert": {"input": "$b", "to": "double"}}, d)
+        both({"b": struct.pack("<q", n)}, {"$convert": {"input": "$b", "to": "long", "byteOrder": "little"}}, n)
+        both({"b": struct.pack("<h", n % 30000)}, {"$convert": {"input": "$b", "to": "int"}}, n % 30000)
+    assert len(cases) <= 70       # one query: each costs seconds of analysis
+    got = []
+    for i in range(0, len(cases), 70):
+        got += eval_exprs(spark, cases[i:i + 70])
+    bad = []
+    for (doc, expr), w, (v, err) in zip(cases, want, got):
+        ok = err is None and (bytes(v) == w if isinstance(w, bytes) else
+                              (v == w and str(v) == str(w) if isinstance(w, float) else v == w))
+        if not ok:
+            bad.append((doc, expr, w, v, err))
+    assert not bad, bad[:5]
+    nan_bits = eval_exprs(spark, [({"v": float("nan")}, {"$convert": {"input": "$v", "to": "binData", "byteOrder": "big"}})])
+    assert base64.b16encode(bytes(nan_bits[0][0])) == b"7FF8000000000000"
+
+
+def test_bindata_conversion_errors_and_timestamps(spark):
+    from headrace import ejson
+
+    u = ejson.Binary(bytes(range(16)), 4)
+    ejson_binary = ejson.Binary(b"\xff\xfe", 128)
+    run(spark, [
+        ({"b": b"\x01\x02\x03"}, {"$convert": {"input": "$b", "to": "int"}}, None, "invalid length 3"),
+        ({"b": b"\x01" * 8}, {"$convert": {"input": "$b", "to": "int"}}, None, "expected 1, 2 or 4 bytes"),
+        ({"b": ejson_binary}, {"$convert": {"input": "$b", "to": "string", "format": "utf8"}}, None, "valid UTF-8"),
+        ({"b": b"\x00"}, {"$convert": {"input": "$b", "to": "string", "format": "uuid"}}, None, "valid UUID"),
+        ({"b": b"\x00"}, {"$convert": {"input": "$b", "to": "string"}}, None, "Format must be"),
+        ({"s": "zz"}, {"$convert": {"input": "$s", "to": "binData", "format": "hex"}}, None, "cannot convert"),
+        ({"s": "a"}, {"$convert": {"input": "$s", "to": "binData", "format": "base64"}}, None, "cannot convert"),
+        ({"s": "00"}, {"$convert": {"input": "$s", "to": {"type": "binData", "subtype": 4}, "format": "hex"}}, None,
+         "Only the 'uuid' format"),
+        ({"b": u}, {"$convert": {"input": "$b", "to": {"type": "binData", "subtype": 4}}}, u),
+        ({"b": u}, {"$convert": {"input": "$b", "to": "string", "format": "auto"}},
+         "00010203-0405-0607-0809-0a0b0c0d0e0f"),
+        ({"b": ejson_binary}, {"$convert": {"input": "$b", "to": "string", "format": "auto"}}, "//4="),
+        ({"b": ejson_binary}, {"$toInt": "$b"}, None, "cannot convert binData"),
+        ({"b": ejson_binary}, {"$convert": {"input": "$b", "to": "bool"}}, True),
+        ({"s": "_-8"}, {"$convert": {"input": "$s", "to": "binData", "format": "base64url"}}, b"\xff\xef"),
+        ({"t": ejson.Timestamp(1622731060, 2)}, {"$toDate": "$t"}, _dt.datetime(2021, 6, 3, 14, 37, 40, tzinfo=U)),
+        ({"t": ejson.Timestamp(1622731060, 2)}, {"$tsSecond": "$t"}, 1622731060),
+        ({"t": None}, {"$tsIncrement": "$t"}, None),
+        ({"t": 5}, {"$tsIncrement": "$t"}, None, "requires a timestamp argument, found: int 5"),
+        ({"s": "0e3b9063-8abd-4eb3-9f9f"}, {"$toUUID": "$s"}, None, "to a UUID"),
+        ({"s": 7}, {"$toUUID": "$s"}, None, "cannot convert int 7"),
+    ])

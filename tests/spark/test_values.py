@@ -41,6 +41,8 @@ TYPES = [
     (False, "bool", False, MISSING, MISSING, MISSING),
     (WHEN, "date", True, MISSING, MISSING, MISSING),
     (b"xy", "binData", True, MISSING, MISSING, MISSING),
+    (ejson.Binary(b"xy", 4), "binData", True, MISSING, MISSING, MISSING),
+    (ejson.Timestamp(1, 2), "timestamp", True, MISSING, MISSING, MISSING),
     (ejson.MINKEY, "minKey", True, MISSING, MISSING, MISSING),
     (ejson.MAXKEY, "maxKey", True, MISSING, MISSING, MISSING),
 ]
@@ -163,10 +165,11 @@ ORDER = [
     ["a"], ["b"],
     [{"a": 1}], [{"a": 1, "b": 1}], [{"a": "x"}],
     [[]], [[1]], [[1, 2]], [[2]],
-    [b"a"],
+    [b"z"], [ejson.Binary(b"a", 4)], [ejson.Binary(b"a", 128)], [b"aa"],
     [OID],
     [False], [True],
     [WHEN],
+    [ejson.Timestamp(0, 7)], [ejson.Timestamp(1, 0)], [ejson.Timestamp(2**32 - 1, 0)],
     [ejson.MAXKEY],
 ]
 

@@ -18,10 +18,11 @@ VALUES = [
     ejson.MINKEY, None, MISSING, float("nan"), decimal.Decimal("NaN"), float("-inf"), -5, ejson.Int64(-5),
     0, 0.0, decimal.Decimal("0.0"), 1.5, decimal.Decimal("1.5"), 2**62, float("inf"), "", "a", "ab", "b",
     "é", {}, {"a": 1}, {"a": 1.0}, {"a": 2}, {"a": 1, "b": 0}, {"b": 0}, {"a": "x"}, {"a": {"c": [1]}},
-    [], [1], [1, 2], [2], [[1]], [{"a": 1}], b"", b"\x00", b"\x01", b"\x00\x00",
+    [], [1], [1, 2], [2], [[1]], [{"a": 1}], b"", b"\x00", b"\x01", ejson.Binary(b"\x00", 4), b"\x00\x00",
+    ejson.Binary(b"\x00\x00", 128),
     ejson.ObjectId("00" * 12), ejson.ObjectId("01" * 12), False, True,
     dt.datetime(2020, 1, 1, tzinfo=UTC), dt.datetime(2020, 1, 1, 0, 0, 0, 1000, tzinfo=UTC),
-    dt.datetime(2021, 1, 1), re.compile("a"), re.compile("a", re.I), re.compile("b"), ejson.MAXKEY,
+    dt.datetime(2021, 1, 1), ejson.Timestamp(0, 5), ejson.Timestamp(1, 0), ejson.Timestamp(2**32 - 1, 1), re.compile("a"), re.compile("a", re.I), re.compile("b"), ejson.MAXKEY,
 ]
 
 
@@ -36,6 +37,14 @@ def test_sort_key_agrees_with_compare_values():
         if (ka > kb) - (ka < kb) != _sign(compare_values(a, b)):
             wrong.append((a, b))
     assert not wrong
+
+
+def test_bindata_orders_by_length_then_subtype_then_bytes_and_timestamps_by_seconds_then_ordinal():
+    assert compare_values(b"\x09", ejson.Binary(b"\x00", 4)) == -1           # subtype before bytes
+    assert compare_values(ejson.Binary(b"\x00", 128), b"\x00\x00") == -1     # length first
+    assert compare_values(ejson.Binary(b"\x01", 4), b"\x01") == 1 and ejson.Binary(b"\x01", 4) != b"\x01"
+    assert compare_values(ejson.Timestamp(1, 9), ejson.Timestamp(2, 0)) == -1
+    assert compare_values(ejson.Timestamp(0, 0), dt.datetime(2100, 1, 1, tzinfo=UTC)) == 1   # after dates
 
 
 def test_sort_key_refuses_values_with_no_order():
@@ -71,6 +80,7 @@ def test_bson_size_is_the_encoded_length():
     docs = [{}, {"a": 1}, {"a": 2**31}, {"a": ejson.Int64(5)}, {"a": 1.5}, {"s": "é漢🎉"}, {"n": None},
             {"t": True}, {"d": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)}, {"x": decimal.Decimal("1.5")},
             {"o": ejson.ObjectId("5ab9cbfa31c2ab715d42129e")}, {"b": b"\x00\x01"}, {"k": ejson.MINKEY},
+            {"u": ejson.Binary(b"\x00" * 16, 4)}, {"ts": ejson.Timestamp(1622731060, 2)},
             {"arr": [1, "two", [3.0], {"four": 4}]}, {"nested": {"deeper": {"deepest": [None, False]}}},
             {"_id": 1, "name": "Ana", "tags": ["x", "y"], "score": 9.5}]
     for d in docs:

@@ -38,6 +38,9 @@ VALID = [
     {"$convert": {"input": "$a", "to": "int", "onError": 0, "onNull": -1}},
     {"$convert": {"input": "$a", "to": 16}},
     {"$convert": {"input": "$a", "to": "$t"}},
+    {"$convert": {"input": "$a", "to": {"type": "binData", "subtype": 4}, "format": "uuid"}},
+    {"$convert": {"input": "$a", "to": 5, "byteOrder": "big"}},
+    {"$toUUID": "$a"}, {"$tsSecond": "$t"}, {"$tsIncrement": {"$literal": {"$timestamp": {"t": 1, "i": 2}}}},
     {"$regexMatch": {"input": "$a", "regex": "^ab+", "options": "i"}},
     {"$regexFind": {"input": "$a", "regex": {"$regularExpression": {"pattern": "x", "options": "m"}}}},
     {"$getField": "price.usd"}, {"$getField": {"$literal": "$price"}},
@@ -62,7 +65,8 @@ INVALID = [
     # code, expression, path, words in the message
     ("EXPR_UNKNOWN_OPERATOR", {"$foo": 1}, "$addFields.x.$foo", "unknown expression operator"),
     ("EXPR_UNKNOWN_OPERATOR", {"$push": "$a"}, "$addFields.x.$push", "accumulator"),
-    ("EXPR_NOT_SUPPORTED_YET", {"$toUUID": "$a"}, "$addFields.x.$toUUID", "not supported yet"),
+    ("EXPR_NOT_SUPPORTED_YET", {"$encStrContains": {"input": "$a", "substring": "b"}}, "$addFields.x.$encStrContains",
+     "not supported yet"),
     ("EXPR_NOT_SUPPORTED_YET", {"$function": {"body": "x", "args": [], "lang": "js"}}, "$addFields.x.$function",
      "not supported yet"),
     ("EXPR_BAD_ARGS", {"$sortArray": {"input": "$a", "sortBy": 2}}, "$addFields.x.$sortArray.sortBy", "sortBy"),
@@ -72,8 +76,14 @@ INVALID = [
     ("EXPR_BAD_ARGS", {"$setDifference": ["$a"]}, "$addFields.x.$setDifference", "takes 2 arguments"),
     ("EXPR_NOT_SUPPORTED_YET", "$$CLUSTER_TIME", P, "not supported yet"),
     ("EXPR_NOT_SUPPORTED_YET", {"$meta": "textScore"}, "$addFields.x.$meta", "not supported yet"),
-    ("EXPR_NOT_SUPPORTED_YET", {"$convert": {"input": "$a", "to": "binData"}}, "$addFields.x.$convert.to",
+    ("EXPR_NOT_SUPPORTED_YET", {"$convert": {"input": "$a", "to": "timestamp"}}, "$addFields.x.$convert.to",
      "not supported yet"),
+    ("EXPR_NOT_SUPPORTED_YET", {"$convert": {"input": "$a", "to": "binData", "format": "$f"}},
+     "$addFields.x.$convert.format", "computed 'format'"),
+    ("EXPR_BAD_ARGS", {"$convert": {"input": "$a", "to": "int", "byteOrder": "middle"}},
+     "$addFields.x.$convert.byteOrder", "invalid 'byteOrder'"),
+    ("EXPR_BAD_ARGS", {"$convert": {"input": "$a", "to": {"type": "binData", "subtype": 9.5}}},
+     "$addFields.x.$convert.to.subtype", "binData subtype number"),
     ("EXPR_NOT_SUPPORTED_YET", {"$dateToString": {"date": "$d", "format": "$f"}},
      "$addFields.x.$dateToString.format", "not supported yet"),
     ("EXPR_BAD_ARGS", {"$subtract": [1]}, "$addFields.x.$subtract", "takes 2 arguments"),
@@ -154,8 +164,9 @@ def test_tables():
         assert name in OPERATORS
     for name in ("$sin", "$setUnion", "$sortArray", "$bitAnd", "$firstN", "$median", "$stdDevPop", "$unsetField"):
         assert name in OPERATORS
-    for name in ("$function", "$accumulator", "$toUUID"):
+    for name in ("$function", "$accumulator", "$encStrContains"):
         assert name in NOT_SUPPORTED
+    assert {"$rand", "$createObjectId", "$toUUID", "$tsSecond", "$tsIncrement"} <= set(OPERATORS)
     assert "$rand" in OPERATORS and "$createObjectId" in OPERATORS
 
 

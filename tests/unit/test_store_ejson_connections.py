@@ -23,6 +23,26 @@ def test_ejson_roundtrip_types():
         ejson.loads("{bad")
 
 
+def test_ejson_keeps_timestamps_and_binary_subtypes():
+    """``$timestamp`` is a :class:`~headrace.ejson.Timestamp` (it was read as a NumberLong) and
+    ``$binary`` keeps its subtype (it was written back as subtype 0), in both notations."""
+    text = ('{"ts":{"$timestamp":{"t":1622731060,"i":2}},'
+            '"u":{"$binary":{"base64":"DjuQY4q9TrOfn/TFn9MKYA==","subType":"04"}},'
+            '"b":{"$binary":{"base64":"AQI=","subType":"00"}},"legacy":{"$binary":"AQI=","$type":"80"}}')
+    v = ejson.loads(text)
+    assert v["ts"] == ejson.Timestamp(1622731060, 2) and v["u"].subtype == 4 and type(v["b"]) is bytes
+    assert v["legacy"] == ejson.Binary(b"\x01\x02", 128) and v["legacy"] != b"\x01\x02"
+    assert ejson.dumps(v) == ejson.dumps(v, relaxed=False) == (
+        '{"ts":{"$timestamp":{"t":1622731060,"i":2}},'
+        '"u":{"$binary":{"base64":"DjuQY4q9TrOfn/TFn9MKYA==","subType":"04"}},'
+        '"b":{"$binary":{"base64":"AQI=","subType":"00"}},"legacy":{"$binary":{"base64":"AQI=","subType":"80"}}}')
+    assert ejson.loads(ejson.dumps(v)) == v
+    for bad in ('{"t":{"$timestamp":{"t":-1,"i":0}}}', '{"t":{"$timestamp":{"t":1}}}',
+                '{"b":{"$binary":{"base64":"AQI=","subType":"zz"}}}'):
+        with pytest.raises(ejson.EJSONError):
+            ejson.loads(bad)
+
+
 def test_relaxed_dumps_fast_path_writes_the_general_paths_text():
     """``ejson.dumps``'s direct encoding gives the text of converting the whole value first."""
     import json
@@ -34,6 +54,7 @@ def test_relaxed_dumps_fast_path_writes_the_general_paths_text():
         {"t": dt.datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=utc), "old": dt.datetime(1960, 1, 1, tzinfo=utc),
          "far": dt.datetime(9999, 12, 31, tzinfo=utc), "day": dt.date(2024, 1, 2)},
         {"b": b"\x00\xff", "k": [ejson.MINKEY, ejson.MAXKEY], "tup": (1, (2, {"x": b""}))},
+        {"u": ejson.Binary(b"\x01", 4), "ts": ejson.Timestamp(5, 6)},
         {"nested": {"deep": [{"nan": float("nan")}, {"inf": float("-inf")}], "z": 1}},
         float("inf"), "plain", 7, None,
     ]

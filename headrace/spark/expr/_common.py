@@ -112,7 +112,7 @@ def bytes_of(x: Column, c: Column) -> Column:
     """The bytes of a bound string (UTF-8) or binData value (type code ``c``), else NULL: what
     ``$binarySize``, ``$hash`` and ``$toHashedIndexKey`` measure or hash."""
     return (F.when(c == CODE["string"], F.encode(F.try_variant_get(x, "$", "string"), "UTF-8"))
-            .when(c == CODE["binData"], F.try_variant_get(x, "$", "binary")))
+            .when(c == CODE["binData"], V.bin_bytes(x)))
 
 
 def v_bool(c: Column) -> Column:

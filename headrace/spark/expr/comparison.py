@@ -1,7 +1,7 @@
 """Comparison: ``$eq $ne $gt $gte $lt $lte $cmp`` over BSON's order of values across types.
 
 Values of different types compare by type (MinKey < missing < null < numbers < strings <
-objects < arrays < binData < ObjectId < bool < date < MaxKey); numbers by value across int,
+objects < arrays < binData < ObjectId < bool < date < timestamp < MaxKey); numbers by value across int,
 long, double and decimal (NaN equals NaN and is below every other number); strings by binary
 (simple collation) order. In expressions a missing value is below null, so
 ``{$eq: ["$nofield", null]}`` is false. ``$cmp`` gives -1, 0 or 1 (int); the others a bool.
@@ -52,7 +52,8 @@ def compare3(a: Column, b: Column, ca: Column, cb: Column, containers: bool = Tr
         .when(ca == CODE["date"], typed("timestamp"))
         .when(ca == CODE["bool"], typed("boolean"))
         .when(ca == CODE["objectId"], sign(V.oid_hex(a), V.oid_hex(b)))
-        .when(ca == CODE["binData"], typed("binary"))
+        .when(ca == CODE["binData"], sign(V.bin_key(a), V.bin_key(b)))
+        .when(ca == CODE["timestamp"], sign(F.struct(*V.ts_parts(a)), F.struct(*V.ts_parts(b))))
         .when(F.lit(containers) & ca.isin(CODE["object"], CODE["array"]),
               V.compare_coded(a, b, ca, cb) if containers else F.lit(0))
         .otherwise(F.lit(0))

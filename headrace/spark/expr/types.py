@@ -1,15 +1,18 @@
 """Types: ``$convert`` (``to``, ``onError``, ``onNull``), ``$toInt $toLong $toDouble $toDecimal
-$toString $toBool $toDate $toObjectId $toObject $toArray``, ``$type``, ``$isNumber`` and
-``$binarySize``.
+$toString $toBool $toDate $toObjectId $toObject $toArray $toUUID``, ``$type``, ``$isNumber``,
+``$binarySize``, ``$tsSecond`` and ``$tsIncrement``.
 
 MongoDB's conversion table: numbers convert among themselves (to int / long only when the
 truncated value fits, NaN and infinities refuse); bools to 1 / 0; numeric strings parse (base
 10; integer targets need an integer string); dates to milliseconds (not to int); to string:
 numbers, bools (``"true"``), dates (``2018-03-27T16:58:51.538Z``) and ObjectIds (hex); to bool:
 zero is false, every string, date, object and array is true; to date: long, double, decimal
-(milliseconds), ISO-8601 strings and ObjectIds (their timestamp); to ObjectId: 24 hex digits;
+(milliseconds), ISO-8601 strings, ObjectIds and timestamps (their seconds); to ObjectId: 24 hex digits;
 to object / array (MongoDB 8.3): a string of JSON text of that type, read as plain JSON (ints by
 range, fractions and exponents as doubles, the last of duplicate keys).
+binData (``to: "binData"`` or ``{type: "binData", subtype}``, ``format``, ``byteOrder``):
+:mod:`.bindata`, through ``$convert`` only (``$toString``/``$toInt``... of binData are errors,
+which keeps those operators small); a timestamp converts to a date.
 Null or missing input gives ``onNull`` (default null). A failed conversion gives ``onError`` or,
 without it, an error naming the operator, the target and what was found (the row goes to the DLQ).
 ``$type`` names the type (``"missing"`` for a missing field); ``$isNumber`` is true for int,
@@ -27,7 +30,8 @@ Golden cases (``tests/golden/cases/<name>.json``): ``$binarySize`` project_binar
 project_toobject_direct; ``$isNumber`` addfields_isnumber; ``$toDecimal``
 project_multiply_after_toint; ``$toDouble`` addfields_todouble; ``$toInt`` toint_error_to_dlq;
 ``$toString`` addfields_tostring; ``$type`` project_type; ``$toBool`` addfields_tobool; ``$toLong``
-addfields_tolong; ``$toObjectId`` addfields_toobjectid.
+addfields_tolong; ``$toObjectId`` addfields_toobjectid; ``$toUUID`` project_touuid; ``$tsSecond``
+project_tssecond; ``$tsIncrement`` project_tsincrement.
 """
 from __future__ import annotations
 
@@ -38,6 +42,7 @@ from pyspark.sql import functions as F
 
 from ...mql.expressions import CONVERT_TYPES
 from .. import values as V
+from . import bindata as B
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import (
     CODE, INT_CODES, bytes_of, code, compile_args, compile_child, date_ms, dbl, dec, found, is_num, lng, nullish,
@@ -77,10 +82,33 @@ def parse_iso_date_ms(s: Column) -> Column:
     return F.when(ok, F.unix_millis(ts))
 
 
-def convert(x: Column, c: Column, to: str, op: str) -> tuple[Column, Column]:
-    """(value, error) converting bound value ``x`` (type code ``c``) to MQL type ``to``.
+def convert(x: Column, c: Column, to: str, op: str, fmt: str | None = None, order: str = "little",
+            subtype: int = 0, from_binary: bool = True) -> tuple[Column, Column | None]:
+    """(value, error) converting bound value ``x`` (type code ``c``) to MQL type ``to``, with
+    ``$convert``'s ``format``, ``byteOrder`` and ``to.subtype`` for binData (:mod:`.bindata`);
+    ``from_binary=False`` leaves binData inputs out (an error), which keeps the shorthand
+    operators' expressions small.
 
     Null / missing give (NULL, NULL): the caller applies ``onNull``."""
+    def fail(reason: Column | None) -> Column:
+        msg = F.concat(F.lit(f"{op}: cannot convert "), found(x, c), F.lit(f" to {to}"))
+        return msg if reason is None else F.concat(msg, F.coalesce(F.concat(F.lit(": "), reason), F.lit("")))
+
+    if to == "binData":
+        value, reason = B.to_bindata(x, c, fmt, order, subtype)
+        return value, F.when(~nullish(c) & value.isNull(), fail(reason))
+    value, error = _convert_plain(x, c, to, op)
+    special = B.from_bindata(x, to, fmt, order) if from_binary else None
+    if special is not None:
+        bvalue, reason = special
+        is_bin = c == CODE["binData"]
+        value = F.when(is_bin, bvalue).otherwise(value)
+        error = F.when(is_bin, F.when(bvalue.isNull(), fail(reason))).otherwise(error)
+    return value, error
+
+
+def _convert_plain(x: Column, c: Column, to: str, op: str) -> tuple[Column, Column | None]:
+    """:func:`convert` between the types other than binData and timestamp (their table)."""
     def fail(what: str = "") -> Column:
         return F.concat(F.lit(f"{op}: cannot convert "), found(x, c), F.lit(f" to {to}{what}"))
 
@@ -138,7 +166,8 @@ def convert(x: Column, c: Column, to: str, op: str) -> tuple[Column, Column]:
                .when(c == CODE["double"], F.when(finite, d.try_cast("bigint")))
                .when(c == CODE["decimal"], dec(x).try_cast("bigint"))
                .when(c == CODE["string"], parse_iso_date_ms(s))
-               .when(c == CODE["objectId"], oid_secs * 1000))
+               .when(c == CODE["objectId"], oid_secs * 1000)
+               .when(c == CODE["timestamp"], V.ts_parts(x)[0] * 1000))
         keep = F.when(c == CODE["date"], x)
         return F.coalesce(keep, F.when(raw.isNotNull(), v_date_ms(raw))), \
             F.when(~nullish(c) & keep.isNull() & raw.isNull(), fail())
@@ -161,12 +190,17 @@ def convert(x: Column, c: Column, to: str, op: str) -> tuple[Column, Column]:
 
 
 def _convert(op: str, input_expr: Any, to: Any, ctx: Ctx, on_error: Any = None, on_null: Any = None,
-             has_error: bool = False, has_null: bool = False) -> Compiled:
+             has_error: bool = False, has_null: bool = False, fmt: str | None = None, order: str | None = None,
+             from_binary: bool = True) -> Compiled:
     inp = compile_child(input_expr, ctx, op, "input")
     oe = compile_child(on_error, ctx, op, "onError") if has_error else None
     on = compile_child(on_null, ctx, op, "onNull") if has_null else None
     if isinstance(to, dict) and "$literal" in to:
         to = to["$literal"]
+    subtype = 0
+    if isinstance(to, dict) and "type" in to:       # {type, subtype}: constants (checked by the validator)
+        subtype = int(to.get("subtype", 0))
+        to = to["type"]
     if isinstance(to, (int, float)) and not isinstance(to, bool) or isinstance(to, str) and not to.startswith("$"):
         target = CONVERT_TYPES.get(int(to) if isinstance(to, float) else to)
         targets = {target: F.lit(True)}
@@ -184,7 +218,7 @@ def _convert(op: str, input_expr: Any, to: Any, ctx: Ctx, on_error: Any = None, 
         x, c = xs[0], cs[0]
         out = None
         for name, cond in targets.items():
-            v, e = convert(x, c, name, op)
+            v, e = convert(x, c, name, op, fmt, order or "little", subtype, from_binary)
             if oe is not None and e is not None:
                 v = F.when(e.isNotNull(), oe.value).otherwise(v)
             out = F.when(cond, v) if out is None else out.when(cond, v)
@@ -195,7 +229,7 @@ def _convert(op: str, input_expr: Any, to: Any, ctx: Ctx, on_error: Any = None, 
         x, c = xs[0], cs[0]
         out = None
         for name, cond in targets.items():
-            _, e = convert(x, c, name, op)
+            _, e = convert(x, c, name, op, fmt, order or "little", subtype, from_binary)
             if e is None:
                 continue
             e = F.when(e.isNotNull(), oe.error if oe is not None and oe.error is not None else
@@ -220,15 +254,21 @@ def _convert(op: str, input_expr: Any, to: Any, ctx: Ctx, on_error: Any = None, 
     return Compiled(value_col, first_error(inp.error, to_c.error if to_c else None, bad_to, err))
 
 
+def _const_option(v: Any) -> Any:
+    return v["$literal"] if isinstance(v, dict) and "$literal" in v else v
+
+
 @expression("$convert")
 def convert_(arg: dict, ctx: Ctx) -> Compiled:
     return _convert("$convert", arg["input"], arg["to"], ctx, arg.get("onError"), arg.get("onNull"),
-                    "onError" in arg, "onNull" in arg)
+                    "onError" in arg, "onNull" in arg, _const_option(arg.get("format")),
+                    _const_option(arg.get("byteOrder")))
 
 
 def _to(op: str, target: str):
     def impl(arg: Any, ctx: Ctx) -> Compiled:
-        return _convert(op, operands(arg)[0], target, ctx)
+        # binData converts only through $convert (MongoDB's $toString of binData wants a format)
+        return _convert(op, operands(arg)[0], target, ctx, from_binary=False)
     return impl
 
 
@@ -236,6 +276,47 @@ for _op, _t in (("$toInt", "int"), ("$toLong", "long"), ("$toDouble", "double"),
                 ("$toString", "string"), ("$toBool", "bool"), ("$toDate", "date"), ("$toObjectId", "objectId"),
                 ("$toObject", "object"), ("$toArray", "array")):
     expression(_op)(_to(_op, _t))
+
+
+def _timestamp_part(op: str, index: int):
+    def impl(arg: Any, ctx: Ctx) -> Compiled:
+        a = compile_args(operands(arg), ctx, op)[0]
+
+        def value(xs, cs):
+            return F.when(nullish(cs[0]), V.NULL).otherwise(v_long(V.ts_parts(xs[0])[index]))
+
+        def error(xs, cs):
+            return F.when(~nullish(cs[0]) & (cs[0] != CODE["timestamp"]),
+                          F.concat(F.lit(f"{op} requires a timestamp argument, found: "), found(xs[0], cs[0])))
+        return Compiled(with_codes([a.value], value), first_error(a.error, with_codes([a.value], error)))
+    impl.__doc__ = (f"The {'seconds' if index == 0 else 'incrementing ordinal'} of a timestamp as a long; "
+                    "null for null or missing; an error for anything else.")
+    return impl
+
+
+expression("$tsSecond")(_timestamp_part("$tsSecond", 0))
+expression("$tsIncrement")(_timestamp_part("$tsIncrement", 1))
+
+@expression("$toUUID")
+def to_uuid(arg: Any, ctx: Ctx) -> Compiled:
+    """A UUID string (``8-4-4-4-12`` hex digits) as binData of subtype 4; null for null or
+    missing; an error for any other value (MongoDB's ``$convert`` to ``{type: "binData",
+    subtype: 4}`` with ``format: "uuid"``)."""
+    a = compile_args(operands(arg), ctx, "$toUUID")[0]
+
+    def ok(x, c):
+        return (c == CODE["string"]) & F.coalesce(_s(x).rlike(B.UUID_RX), F.lit(False))
+
+    def value(xs, cs):
+        x, c = xs[0], cs[0]
+        data, _ = B.string_to_bindata(_s(x), "uuid", 4)
+        return F.when(nullish(c), V.NULL).when(ok(x, c), B.make_bindata(data, 4))
+
+    def error(xs, cs):
+        x, c = xs[0], cs[0]
+        return F.when(~nullish(c) & ~ok(x, c),
+                      F.concat(F.lit("$toUUID: cannot convert "), found(x, c), F.lit(" to a UUID (binData subtype 4)")))
+    return Compiled(with_codes([a.value], value), first_error(a.error, with_codes([a.value], error)))
 
 
 @expression("$type")

@@ -243,6 +243,8 @@ def _operation_time(v) -> str:
     """``startAtOperationTime`` (``{"$timestamp": {t, i}}``, a date, or epoch seconds) as ``t.i``."""
     from ... import ejson
 
+    if isinstance(v, ejson.Timestamp):
+        return f"{v.t}.{v.i}"
     if isinstance(v, dict) and isinstance(v.get("$timestamp"), dict):
         return f"{int(v['$timestamp']['t'])}.{int(v['$timestamp'].get('i', 0))}"
     if isinstance(v, int) and not isinstance(v, bool) and v >= 2 ** 32:

@@ -52,6 +52,8 @@ Extras used by the expression compiler:
   is_object_raw(v)                      -- any VARIANT object (incl. $oid / $minKey wrappers)
   object_entries(v)                     -- MAP<STRING,VARIANT> of a document, else NULL
   oid_hex(v)                            -- the hex string of an ObjectId value, else NULL
+  bin_bytes(x), bin_subtype(x), bin_key(x) -- a bound binData value's BINARY, subtype, order key
+  ts_parts(x)                           -- (seconds, ordinal) of a bound Timestamp value
   variant_path(*keys)                   -- a ``variant_get`` path for literal keys
   from_double(c), from_long(c)          -- a DOUBLE / BIGINT column as VARIANT
   const_of(col)                         -- the Python value of a ``lit_value`` column, if any
@@ -93,6 +95,7 @@ from .build import array_elems, lit_value, make_array, make_object, object_entri
 from .order import compare, compare_coded, equal, sort_key, sort_key_coded
 from .paths import get_path, project_value, set_fields, unset_fields
 from .types import _code_of, _num_double  # noqa: F401
+from .types import bin_bytes, bin_key, bin_subtype, ts_parts
 from .types import (as_bool_raw, as_decimal, as_double, as_integral, as_long,
                     as_string, as_timestamp, is_array, is_bool, is_date, is_integer, is_missing, is_null_or_missing,
                     is_number, is_object, is_object_raw, is_string, oid_hex, rank_of_code, truthy, type_code,
@@ -106,7 +109,7 @@ __all__ = [
     "compare", "equal", "sort_key", "project_value", "as_decimal", "as_integral", "is_integer", "is_object_raw",
     "object_entries", "oid_hex", "variant_path", "from_double", "from_long", "RANKS",
     "let", "let_many", "is_simple", "type_code", "TYPE_NAMES", "CODE", "NUMBER_CODES", "rank_of_code",
-    "sort_key_coded", "compare_coded", "const_of",
+    "sort_key_coded", "compare_coded", "const_of", "bin_bytes", "bin_subtype", "bin_key", "ts_parts",
 ]
 
 

@@ -162,7 +162,7 @@ def let_many(cols: list[Column], fn: Callable[..., Column]) -> Column:
 
 #: type codes (INT) returned by :func:`type_code`, indexed into these names
 TYPE_NAMES = ["missing", "null", "int", "long", "double", "decimal", "string", "object", "array",
-              "binData", "objectId", "bool", "date", "minKey", "maxKey"]
+              "binData", "objectId", "bool", "date", "minKey", "maxKey", "timestamp"]
 CODE = {n: i for i, n in enumerate(TYPE_NAMES)}
 NUMBER_CODES = (CODE["int"], CODE["long"], CODE["double"], CODE["decimal"])
 

@@ -58,6 +58,14 @@ def _lit_value(value: Any) -> Column:
         return F.timestamp_micros(F.lit(micros)).cast("variant")
     if t is bytes or t is bytearray:
         return F.lit(bytearray(value)).cast("binary").cast("variant")
+    if t is ejson.Binary:
+        return _const_object([("$binary", _const_object([
+            ("data", F.lit(bytearray(value)).cast("binary").cast("variant")),
+            ("subType", F.lit(value.subtype).cast("bigint").cast("variant"))]))])
+    if t is ejson.Timestamp:
+        return _const_object([("$timestamp", _const_object([
+            ("t", F.lit(value.t).cast("bigint").cast("variant")),
+            ("i", F.lit(value.i).cast("bigint").cast("variant"))]))])
     if t is ejson.ObjectId:
         return _const_object([("$oid", F.lit(str(value)).cast("variant"))])
     if value is ejson.MINKEY:

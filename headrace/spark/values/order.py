@@ -7,7 +7,7 @@ from pyspark.sql import functions as F
 
 from .base import CODE, NUMBER_CODES, _get, _tvg, let, let_many
 from .build import array_elems
-from .types import _code_of, _num_double, rank_of_code
+from .types import _code_of, _num_double, bin_key, rank_of_code, ts_parts
 
 _TWO53 = float(2**53)
 
@@ -25,9 +25,10 @@ def _leaf_fields(x: Column, c: Column) -> list[Column]:
         F.when(num, F.coalesce(exact_big, _tvg(x, "decimal(38,18)"))).alias("dec"),
         F.when(c == CODE["string"], _tvg(x, "string"))
          .when(c == CODE["objectId"], _get(x, "$oid", type_="string")).alias("s"),
-        F.when(c == CODE["binData"], _tvg(x, "binary")).alias("bin"),
+        F.when(c == CODE["binData"], bin_key(x)).alias("bin"),
         F.when(c == CODE["bool"], _tvg(x, "boolean")).alias("b"),
         F.when(c == CODE["date"], F.unix_micros(_tvg(x, "timestamp"))).alias("t"),
+        F.when(c == CODE["timestamp"], F.struct(*ts_parts(x))).alias("ts"),
     ]
 
 

@@ -36,8 +36,10 @@ def _py_code(value: Any) -> int:
         return CODE["string"]
     if isinstance(value, _dt.datetime):
         return CODE["date"]
-    if t in (bytes, bytearray):
+    if t in (bytes, bytearray, ejson.Binary):
         return CODE["binData"]
+    if t is ejson.Timestamp:
+        return CODE["timestamp"]
     if t is ejson.ObjectId:
         return CODE["objectId"]
     if value is ejson.MINKEY:
@@ -58,6 +60,23 @@ def _is_array_raw(v: Column) -> Column:
     return _tvg(v, "array<struct<>>").isNotNull()
 
 
+#: one-field objects that stand for BSON types (:mod:`headrace.spark.docs`), by their field
+_WRAPPERS = (("$oid", "objectId"), ("$minKey", "minKey"), ("$maxKey", "maxKey"), ("$numberDecimal", "decimal"),
+             ("$timestamp", "timestamp"), ("$binary", "binData"))
+_WRAPPER_STRUCT = "struct<" + ",".join(f"`{k}`:variant" for k, _ in _WRAPPERS) + ">"
+
+
+def _wrapper_code(x: Column) -> Column:
+    """The type code of a bound object value: a wrapper's type, else ``object`` (one read of
+    the wrapper fields as a struct keeps the expression small)."""
+    w = F.try_variant_get(x, "$", _WRAPPER_STRUCT)
+    out = None
+    for k, name in _WRAPPERS:
+        test = w.getField(k).isNotNull()
+        out = F.when(test, F.lit(CODE[name])) if out is None else out.when(test, F.lit(CODE[name]))
+    return out.otherwise(F.lit(CODE["object"]))
+
+
 def _code_of(x: Column) -> Column:
     """The type code of a bound (cheap to repeat) value; integers are all ``CODE["int"]``
     here (``type_name`` tells int from long by magnitude)."""
@@ -73,12 +92,7 @@ def _code_of(x: Column) -> Column:
     return (
         F.when(x.isNull(), F.lit(CODE["missing"]))
         .when(F.is_variant_null(x), F.lit(CODE["null"]))
-        .when(is_object_raw(x),
-              F.when(_get(x, "$oid").isNotNull(), F.lit(CODE["objectId"]))
-              .when(_get(x, "$minKey").isNotNull(), F.lit(CODE["minKey"]))
-              .when(_get(x, "$maxKey").isNotNull(), F.lit(CODE["maxKey"]))
-              .when(_get(x, "$numberDecimal").isNotNull(), F.lit(CODE["decimal"]))
-              .otherwise(F.lit(CODE["object"])))
+        .when(is_object_raw(x), _wrapper_code(x))
         .when(_is_array_raw(x), F.lit(CODE["array"]))
         .otherwise(prim)
     )
@@ -215,6 +229,27 @@ def as_bool_raw(v: Column) -> Column:
 def as_timestamp(v: Column) -> Column:
     """TIMESTAMP (an instant) of a date, else NULL."""
     return let(v, lambda x: F.when(_code_of(x) == CODE["date"], _tvg(x, "timestamp")))
+
+
+def bin_bytes(x: Column) -> Column:
+    """BINARY of a bound binData value (plain, or the ``$binary`` wrapper of another subtype)."""
+    return F.coalesce(_tvg(x, "binary"), _get(x, "$binary", "data", type_="binary"))
+
+
+def bin_subtype(x: Column) -> Column:
+    """INT subtype of a bound binData value (0 for plain binary)."""
+    return F.when(_tvg(x, "binary").isNotNull(), F.lit(0)).otherwise(_get(x, "$binary", "subType", type_="int"))
+
+
+def bin_key(x: Column) -> Column:
+    """MongoDB's order of binData: length, then subtype, then bytes (a struct; NULL otherwise)."""
+    b = bin_bytes(x)
+    return F.when(b.isNotNull(), F.struct(F.length(b).alias("n"), bin_subtype(x).alias("st"), b.alias("b")))
+
+
+def ts_parts(x: Column) -> tuple[Column, Column]:
+    """(seconds, ordinal) BIGINTs of a bound Timestamp value, else NULLs."""
+    return (_get(x, "$timestamp", "t", type_="bigint"), _get(x, "$timestamp", "i", type_="bigint"))
 
 
 def oid_hex(v: Column) -> Column:
