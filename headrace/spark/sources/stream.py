@@ -29,8 +29,8 @@ Row schema (the engine depends on it): ``partition`` shard id, ``offset`` sequen
 """
 from __future__ import annotations
 
-import datetime as _dt
-from typing import Iterator, Sequence
+import itertools
+from typing import Any, Iterator, Sequence
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows,
@@ -43,8 +43,6 @@ from ...streams.stream import Meta, Stream, readable
 TICK_KEY = "~tick"
 SCHEMA = ("partition STRING, offset BIGINT, arrival TIMESTAMP, raw STRING, doc VARIANT, error STRING, "
           "kind TINYINT, source_ts TIMESTAMP, key STRING")
-
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
 class ShardRange(InputPartition):
@@ -168,20 +166,20 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             out.append(TickRange(min((k for k in end if k != TICK_KEY), default="")))
         return out
 
-    def read(self, partition: "ShardRange | TickRange") -> Iterator[tuple]:
-        from ..docs import parse_in_reader
-        from . import tick_row
+    def read(self, partition: "ShardRange | TickRange") -> Iterator[Any]:
+        """The shard's records as RecordBatches (:mod:`.arrow_rows`)."""
+        from .arrow_rows import BATCH_ROWS, data_batch, tick_batch
 
         if isinstance(partition, TickRange):
-            yield tick_row(partition.partition)
+            yield tick_batch(partition.partition)
             return
 
         stream = Stream(partition.home, partition.stream)
         try:
-            for rec in stream.read(partition.shard, partition.start, partition.end):
-                ts = _EPOCH + _dt.timedelta(microseconds=rec.arrival_us)
-                doc, error = parse_in_reader(rec.data)
-                yield (rec.shard, rec.seq, ts, rec.data, doc, error, 0, ts, rec.key)
+            recs = iter(stream.read(partition.shard, partition.start, partition.end))
+            while chunk := list(itertools.islice(recs, BATCH_ROWS)):
+                yield data_batch(partition.shard, [r.seq for r in chunk], [r.arrival_us for r in chunk],
+                                 [r.data for r in chunk], [r.key for r in chunk])
         finally:
             stream.close()
 

@@ -7,6 +7,7 @@ import json
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, ReadMinRows
 
+from headrace.spark.sources.arrow_rows import as_tuples
 from headrace.spark.sources.stream import StreamDataSource, StreamReader
 from headrace.streams import StreamError, create_stream, watermark_partitions
 
@@ -16,7 +17,7 @@ def _reader(home, **opts):
 
 
 def _rows(r, start, end):
-    return [row for p in r.partitions(start, end) for row in r.read(p)]
+    return [row for p in r.partitions(start, end) for row in as_tuples(r.read(p))]
 
 
 def test_name_schema_and_options(home):
@@ -69,7 +70,7 @@ def test_rows(home):
     r = _reader(home)
     end = r.latestOffset(r.initialOffset(), ReadAllAvailable())
     (p,) = r.partitions(r.initialOffset(), end)
-    rows = list(r.read(p))
+    rows = as_tuples(r.read(p))
     part, off, arrival, raw, doc, err, kind, src_ts, key = rows[0]
     assert (part, off, kind, key, err) == ("shard-000000", 0, 0, "a", None)
     assert arrival.tzinfo is not None and arrival == src_ts
@@ -118,7 +119,7 @@ def test_idle_ticks(home):
     t1 = r.latestOffset(start, ReadAllAvailable())          # idle: a tick
     assert set(t1) == {"shard-000000", "shard-000001", "~tick"} and list(t1) == sorted(t1)
     (p,) = r.partitions(start, t1)
-    (row,) = list(r.read(p))
+    (row,) = as_tuples(r.read(p))
     assert row[6] == TICK and row[0] == "shard-000000" and row[3] is None and row[4] is None
     time.sleep(0.02)
     t2 = r.latestOffset(t1, ReadAllAvailable())

@@ -1,0 +1,102 @@
+"""Data rows of :data:`~headrace.spark.sources.SOURCE_SCHEMA` as ``pyarrow.RecordBatch``es.
+
+A reader that yields tuples has pyspark convert every value of every row in Python; a reader
+that yields RecordBatches hands them to the JVM as they are. :func:`data_batch` builds one
+from columns: the text that only Python can read as MQL would (Extended JSON wrappers, ``NaN``,
+integers over 64 bits: :data:`headrace.spark.docs.NEEDS_PYTHON`) is found by one vectorised
+regex over the batch, and only those rows are parsed here; the JVM parses the rest
+(:mod:`headrace.spark.runtime.parse`). Runs in a Python worker; imports pyarrow lazily.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from functools import lru_cache
+from typing import Any, Sequence
+
+from . import DATA, SOURCE_SCHEMA
+
+#: rows per RecordBatch a reader yields (pyspark's own batching of tuples uses 10,000)
+BATCH_ROWS = 10_000
+
+
+@lru_cache(maxsize=1)
+def arrow_schema():
+    """The Arrow schema pyspark expects for :data:`SOURCE_SCHEMA` (it checks batches against it)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import (ByteType, LongType, StringType, StructField, StructType, TimestampType,
+                                   VariantType)
+
+    types = {"string": StringType(), "bigint": LongType(), "timestamp": TimestampType(), "variant": VariantType(),
+             "tinyint": ByteType()}
+    fields = [StructField(name, types[t]) for name, t in (c.split(" ") for c in SOURCE_SCHEMA.split(", "))]
+    return to_arrow_schema(StructType(fields), timezone="UTC")
+
+
+def data_batch(partition: str, offsets: Sequence[int], arrival: "_dt.datetime | Sequence[int]",
+               raws: Sequence[str], keys: Sequence[Any] | None = None):
+    """A RecordBatch of data rows (``kind`` 0) of one partition; ``arrival`` is one instant for
+    every row or each row's in epoch microseconds; ``source_ts`` is the arrival."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..docs import NEEDS_PYTHON, parse_text
+
+    schema = arrow_schema()
+    n = len(raws)
+    raw = pa.array(raws, pa.string())
+    doc_type = schema.field("doc").type
+    python_rows = pc.indices_nonzero(pc.fill_null(pc.match_substring_regex(raw, NEEDS_PYTHON.pattern), True))
+    if len(python_rows):
+        docs: list[Any] = [None] * n
+        errors: list[Any] = [None] * n
+        for i in python_rows.to_pylist():
+            doc, err = parse_text(raws[i])
+            docs[i] = None if doc is None else {"value": doc.value, "metadata": doc.metadata}
+            errors[i] = err
+        doc_col, error_col = pa.array(docs, doc_type), pa.array(errors, pa.string())
+    else:
+        doc_col, error_col = pa.nulls(n, doc_type), pa.nulls(n, pa.string())
+    ts_type = schema.field("arrival").type
+    arrivals = (pa.repeat(pa.scalar(arrival, ts_type), n) if isinstance(arrival, _dt.datetime)
+                else pa.array(arrival, pa.int64()).cast(ts_type))
+    columns = [
+        pa.repeat(pa.scalar(partition, pa.string()), n),
+        pa.array(offsets, pa.int64()),
+        arrivals,
+        raw,
+        doc_col,
+        error_col,
+        pa.repeat(pa.scalar(DATA, pa.int8()), n),
+        arrivals,
+        pa.nulls(n, pa.string()) if keys is None else pa.array(keys, pa.string()),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def tick_batch(partition: str):
+    """A clock-tick row (:func:`headrace.spark.sources.tick_row`) as a RecordBatch, for readers
+    that yield RecordBatches (pyspark takes either tuples or batches from one reader, not both)."""
+    import pyarrow as pa
+
+    from . import tick_row
+
+    row = tick_row(partition)
+    schema = arrow_schema()
+    return pa.RecordBatch.from_arrays([pa.array([v], f.type) for v, f in zip(row, schema)], schema=schema)
+
+
+def as_tuples(items) -> list[tuple]:
+    """What a reader yields (RecordBatches or tuples) as :data:`SOURCE_SCHEMA` tuples, ``doc`` a
+    ``VariantVal`` (for tests and tools that look at rows one by one)."""
+    from pyspark.sql.types import VariantVal
+
+    out: list[tuple] = []
+    for item in items:
+        if isinstance(item, tuple):
+            out.append(item)
+            continue
+        for r in item.to_pylist():
+            d = r["doc"]
+            r["doc"] = None if d is None else VariantVal(d["value"], d["metadata"])
+            out.append(tuple(r.values()))
+    return out
