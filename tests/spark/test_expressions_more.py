@@ -313,11 +313,11 @@ def test_convert_numbers_to_and_from_bindata_bit_for_bit(spark):
     from headrace import ejson
 
     rng = random.Random(5)
-    doubles = [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 2.225073858507201e-308, 1.7976931348623157e308,
-               float("inf"), float("-inf"), 1.0, 0.5, 3.0, 1 / 3, 2.0 ** -1022, 4503599627370497.0, -123456.789]
+    doubles = [-0.0, 5e-324, -2.225073858507201e-308, 2.2250738585072014e-308, 1.7976931348623157e308,
+               float("-inf"), 1.0, 1 / 3, 4503599627370497.0]
     doubles += [struct.unpack("<d", rng.randbytes(8))[0] for _ in range(2)]
     doubles = [d for d in doubles if d == d]
-    longs = [2**63 - 1, -(2**63), -(2**31) - 1, rng.randint(-(2**63), 2**63 - 1)]
+    longs = [-(2**63), -(2**31) - 1, rng.randint(-(2**63), 2**63 - 1)]
     cases, want = [], []
 
     def both(doc, expr, w):
@@ -327,13 +327,13 @@ def test_convert_numbers_to_and_from_bindata_bit_for_bit(spark):
     for d in doubles:
         both({"v": d}, {"$convert": {"input": "$v", "to": "binData", "byteOrder": "big"}}, struct.pack(">d", d))
         both({"b": struct.pack(">d", d)}, {"$convert": {"input": "$b", "to": "double", "byteOrder": "big"}}, d)
-    for d in (0.25, -1e-40, float("inf"), 3.4028234663852886e38, 1 / 3):     # single precision
+    for d in (-1e-40, float("inf"), 1 / 3):     # single precision: a subnormal, infinity, a rounded value
         f32 = struct.unpack(">f", struct.pack(">f", d))[0]
         both({"b": struct.pack(">f", f32)}, {"$convert": {"input": "$b", "to": "double", "byteOrder": "big"}}, f32)
     for n in longs:
         both({"v": ejson.Int64(n)}, {"$convert": {"input": "$v", "to": "binData", "byteOrder": "big"}}, struct.pack(">q", n))
         both({"b": struct.pack(">q", n)}, {"$convert": {"input": "$b", "to": "long", "byteOrder": "big"}}, n)
-    for n in (-1, 2**31 - 1, -(2**31), -256):
+    for n in (-1, -(2**31)):
         both({"v": n}, {"$convert": {"input": "$v", "to": "binData", "byteOrder": "big"}}, struct.pack(">i", n))
         for size, code in ((1, "b"), (2, "h"), (4, "i")):
             if -(2 ** (8 * size - 1)) <= n < 2 ** (8 * size - 1):
@@ -343,7 +343,7 @@ def test_convert_numbers_to_and_from_bindata_bit_for_bit(spark):
         both({"b": struct.pack("<d", d)}, {"$convert": {"input": "$b", "to": "double"}}, d)
         both({"b": struct.pack("<q", n)}, {"$convert": {"input": "$b", "to": "long", "byteOrder": "little"}}, n)
         both({"b": struct.pack("<h", n % 30000)}, {"$convert": {"input": "$b", "to": "int"}}, n % 30000)
-    assert len(cases) <= 70       # one query: each costs seconds of analysis
+    assert len(cases) <= 50       # one query: each expression costs about half a second of analysis
     got = []
     for i in range(0, len(cases), 70):
         got += eval_exprs(spark, cases[i:i + 70])
