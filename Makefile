@@ -23,7 +23,7 @@ demo: venv
 
 test: venv
 	bash scripts/ensure_servers.sh
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --no-loadscope-reorder
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --no-loadscope-reorder --durations=15
 
 test-unit: venv
 	$(BIN)/python -m pytest -q tests/unit
