@@ -15,9 +15,9 @@ MongoDB semantics (``ExpressionConvert``'s conversion table):
 - int -> 4 bytes, long -> 8 bytes, double -> 8 bytes of binData, in ``byteOrder``.
 - binData -> binData keeps the value when the subtype is the target's, else an error.
 Hex output is upper case; base64url output has no padding. Known difference: a NumberLong that
-fits 32 bits reads back as an int (VARIANT keeps the smallest width), so it converts to 4 bytes. Everything is Catalyst: bit patterns
-are assembled and read with integer arithmetic (exact: a double is rebuilt from sign, exponent
-and mantissa, which powers of two scale without rounding).
+fits 32 bits reads back as an int (VARIANT keeps the smallest width), so it converts to 4 bytes.
+Everything is Catalyst: a double's bits are read off Java's exact hexadecimal form (``%a``), and
+bits go back to a double by sign, exponent and mantissa (powers of two scale without rounding).
 
 Golden cases: ``project_convert_bindata``, ``project_touuid``.
 """
@@ -164,8 +164,8 @@ def _double_bits(d: Column) -> Column:
 
 def number_to_bindata(x: Column, c: Column, order: str) -> Column:
     """BINARY of a bound int (4 bytes), long (8) or double (8), else NULL."""
-    as_int = F.lpad(F.substring(F.lpad(F.hex(lng(x)), 16, "0"), 9, 8), 8, "0")
-    as_long = F.lpad(F.hex(lng(x)), 16, "0")
+    as_long = F.lpad(F.hex(lng(x)), 16, "0")        # two's complement, 16 digits
+    as_int = F.substring(as_long, 9, 8)             # its low 32 bits
     as_double = _double_bits(dbl(x))
     h = (F.when(c == CODE["int"], F.when(lng(x).between(-(2**31), 2**31 - 1), as_int).otherwise(as_long))
          .when(c == CODE["long"], as_long).when(c == CODE["double"], as_double))

@@ -90,9 +90,8 @@ def convert(x: Column, c: Column, to: str, op: str, fmt: str | None = None, orde
     operators' expressions small.
 
     Null / missing give (NULL, NULL): the caller applies ``onNull``."""
-    def fail(reason: Column | None) -> Column:
-        msg = F.concat(F.lit(f"{op}: cannot convert "), found(x, c), F.lit(f" to {to}"))
-        return msg if reason is None else F.concat(msg, F.coalesce(F.concat(F.lit(": "), reason), F.lit("")))
+    def fail(reason: Column) -> Column:
+        return _cannot(op, x, c, to, F.coalesce(F.concat(F.lit(": "), reason), F.lit("")))
 
     if to == "binData":
         value, reason = B.to_bindata(x, c, fmt, order, subtype)
@@ -107,10 +106,16 @@ def convert(x: Column, c: Column, to: str, op: str, fmt: str | None = None, orde
     return value, error
 
 
+def _cannot(op: str, x: Column, c: Column, to: str, tail: Column | None = None) -> Column:
+    """The error of a failed conversion: ``<op>: cannot convert <found> to <to><tail>``."""
+    msg = [F.lit(f"{op}: cannot convert "), found(x, c), F.lit(f" to {to}")]
+    return F.concat(*msg, *([tail] if tail is not None else []))
+
+
 def _convert_plain(x: Column, c: Column, to: str, op: str) -> tuple[Column, Column | None]:
-    """:func:`convert` between the types other than binData and timestamp (their table)."""
-    def fail(what: str = "") -> Column:
-        return F.concat(F.lit(f"{op}: cannot convert "), found(x, c), F.lit(f" to {to}{what}"))
+    """:func:`convert` between the types other than binData (their table)."""
+    def fail() -> Column:
+        return _cannot(op, x, c, to)
 
     s = _s(x)
     d = dbl(x)
