@@ -31,7 +31,8 @@ Pure Python: no pyspark.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..spec import defaults
@@ -267,6 +268,31 @@ def _accumulator_template(acc: Any) -> Any:
     return None if inner is None else Each(inner)
 
 
+# A record's text with its values taken out: what its template depends on, unless a stage reads
+# values from the template (below). Key strings stay (with their colon), value strings and
+# scalars go, brackets and commas stay (an array's length). The same pattern in Java's syntax
+# (possessive quantifiers: no backtracking, no deep recursion on long strings) and Python's (3.11+):
+# the sink has the JVM compute it (``regexp_replace(raw, SHAPE_PATTERN, "$1")``).
+SHAPE_PATTERN = r'("[^"\\]*+(?:\\.[^"\\]*+)*+"\s*+:|[{}\[\],])|"[^"\\]*+(?:\\.[^"\\]*+)*+"|[^"{}\[\],]++'
+_SHAPE = re.compile(SHAPE_PATTERN)
+_READS_VALUES = {"$arrayToObject", "$toObject", "$toArray", "$convert"}   # see _object_of_pairs, _parsed
+_CACHE_MAX = 1024
+
+
+def shape(raw: str) -> str:
+    """``raw`` (JSON text) without its values: ``{"a":1,"b":{"c":"x"}}`` -> ``{"a":,"b":{"c":}}``
+    (what the JVM computes for the sink; this is the reference the tests compare it with)."""
+    return "".join(_SHAPE.findall(raw))
+
+
+def _reads_values(x: Any) -> bool:
+    if isinstance(x, dict):
+        return any(k in _READS_VALUES or _reads_values(v) for k, v in x.items())
+    if isinstance(x, (list, tuple)):
+        return any(_reads_values(v) for v in x)
+    return False
+
+
 @dataclass(frozen=True)
 class OrderPlan:
     """What the sink needs to put fields in order: the stages before a window (over each source
@@ -277,6 +303,8 @@ class OrderPlan:
     window: Any = None
     window_stages: tuple = ()     # the window's inner stages, then the stages after it
     ts_field: str = defaults.TS_FIELD_NAME   # ``$source.tsFieldName``: the source sets it, as ``$addFields``
+    by_shape: bool = True         # no stage reads values from a template: it is a function of :func:`shape`
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
     def of(pipeline: Any) -> "OrderPlan":
@@ -286,7 +314,11 @@ class OrderPlan:
         wt = None
         for st in stages:
             wt = stage_template(st, wt)
-        return OrderPlan(tuple(pipeline.before), wt, stages, pipeline.source.ts_field_name)
+        reads = _reads_values([st.arg for st in tuple(pipeline.before) + stages])
+        return OrderPlan(tuple(pipeline.before), wt, stages, pipeline.source.ts_field_name, not reads)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_cache": {}}        # the cache stays where it was filled
 
     def source(self, raw: "str | bytes | None") -> Any:
         """The template of a source record with text ``raw`` as the stages see it (and the DLQ keeps it)."""
@@ -303,8 +335,24 @@ class OrderPlan:
             t = stage_template(st, t)
         return t
 
-    def output(self, raw: "str | bytes | None") -> Any:
-        """The template of the output of a source record with text ``raw`` (outside windows)."""
+    def output(self, raw: "str | bytes | None", key: "str | None" = None) -> Any:
+        """The template of the output of a source record with text ``raw`` (outside windows).
+
+        ``key``: ``raw``'s :func:`shape`. Records of one shape share the template (cached, when
+        :attr:`by_shape`): a stream's records mostly have a few shapes, and a template costs
+        parsing the text and following every stage."""
+        if key is None or not self.by_shape:
+            return self._output(raw)
+        t = self._cache.get(key)
+        if t is None:
+            t = self._output(raw)
+            if t is not None:
+                if len(self._cache) >= _CACHE_MAX:
+                    self._cache.clear()
+                self._cache[key] = t
+        return t
+
+    def _output(self, raw: "str | bytes | None") -> Any:
         t = self.source(raw)
         for st in self.before:
             t = stage_template(st, t)

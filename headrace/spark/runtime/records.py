@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 from dataclasses import dataclass
+from json.encoder import encode_basestring as _quote
 from typing import Any, Iterable
 
 from ... import ejson
@@ -27,6 +28,8 @@ RECORD_SCHEMA = ("_ph int, _o1 bigint, _o2 bigint, _o3 string, _o4 bigint, parti
                  "_arr bigint, doc variant, raw string, _err string, _op string, _ws bigint, _we bigint, "
                  "_wk string, _seq bigint, _missed array<bigint>")
 RECORD_COLUMNS = [c.split(" ")[0] for c in RECORD_SCHEMA.split(", ")]
+# what :func:`build` reads of a row, besides ``_missed`` (as text: "1000,2000") and ``_shape``
+TASK_COLUMNS = ["partition", "offset", "_arr", "doc", "raw", "_err", "_op", "_ws", "_we", "_wk", "_seq"]
 ORDER = ["_ph", "_o1", "_o2", "_o3", "_o4"]
 
 
@@ -38,6 +41,12 @@ def object_id(seed: str, when_ms: int) -> ejson.ObjectId:
     """A deterministic ObjectId: the time part from ``when_ms``, the rest from a hash of ``seed``."""
     secs = max(0, min(int(when_ms // 1000), 2**32 - 1))
     return ejson.ObjectId(secs.to_bytes(4, "big") + hashlib.sha1(seed.encode()).digest()[:8])
+
+
+def object_id_text(seed: str, when_ms: int) -> str:
+    """``"_id":`` and :func:`object_id` as Extended JSON text."""
+    secs = max(0, min(int(when_ms // 1000), 2**32 - 1))
+    return '"_id":{"$oid":"%08x%s"}' % (secs, hashlib.sha1(seed.encode()).hexdigest()[:16])
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,14 @@ class BatchInfo:
     run_id: str | None = None    # the checkpoint's identity (a processor dropped and re-created has a new one)
     guarantee: str = defaults.GUARANTEE   # "atLeastOnce": sinks skip the transactional commit work
     order: Any = None           # a headrace.mql.field_order.OrderPlan: outputs' field order
+
+    def meta_text(self, partition: str | None, offset: int | None) -> str:
+        """``"_stream_meta":`` and a stateless output's ``{"source": source_meta(...)}`` as text."""
+        m = self.source_meta(partition, offset)
+        if len(m) == 3 and type(partition) is str and type(offset) is int:   # the common case, by hand
+            return '"_stream_meta":{"source":{"type":%s,"partition":%s,"offset":%d}}' % (
+                _quote(self.source_type), _quote(partition), offset)
+        return '"_stream_meta":' + ejson.dumps({"source": m})
 
     def source_meta(self, partition: str | None, offset: int | None) -> dict:
         m: dict[str, Any] = {"type": self.source_type}
@@ -79,17 +96,38 @@ class BatchInfo:
         return d
 
 
+def _missed(v: "str | list | None") -> list[int]:
+    """``_missed`` as the task gets it (text: ``"1000,2000"``) or as a list."""
+    if isinstance(v, str):
+        return [int(x) for x in v.split(",")] if v else []
+    return list(v or [])
+
+
+def _meta(src: "dict | None", window: "tuple | None", info: BatchInfo) -> dict:
+    """An output's ``_stream_meta``: its source, and its window."""
+    meta: dict[str, Any] = {"source": src or {"type": info.source_type}}
+    if window is not None:
+        meta["window"] = {"start": ts(window[0]), "end": ts(window[1])}
+    return meta
+
+
 @dataclass
 class Built:
-    outputs: list
+    outputs: list               # documents; with ``text``, their Extended JSON lines (``str``)
     dlq: list
     late: int = 0
 
 
-def build(rows: Iterable[Any], info: BatchInfo) -> Built:
-    """Output and DLQ documents from sorted record rows (see the module docstring)."""
+def build(rows: Iterable[Any], info: BatchInfo, text: bool = False) -> Built:
+    """Output and DLQ documents from sorted record rows (see the module docstring): dicts of
+    :data:`TASK_COLUMNS`, ``_missed`` and ``_shape`` (``raw``'s :func:`~headrace.mql.field_order.shape`).
+
+    ``text``: outputs are their relaxed Extended JSON text (one line each, as
+    :func:`headrace.ejson.dumps` writes the document), written straight from the VARIANT bytes
+    (:func:`headrace.spark.docs_text.to_text`) for the JSON-lines sink."""
     from ...mql.field_order import OrderPlan, reorder
     from ..docs import from_variant, parse_error
+    from ..docs_text import to_text
 
     order = info.order or OrderPlan()
     out = Built([], [])
@@ -100,7 +138,7 @@ def build(rows: Iterable[Any], info: BatchInfo) -> Built:
             out.late += 1
             out.dlq.append(info.dlq_doc(reorder(from_variant(r["doc"]), order.source(r["raw"])),
                                         defaults.LATE_REASON, r["_op"],
-                                        info.source_meta(r["partition"], r["offset"]), list(r["_missed"]),
+                                        info.source_meta(r["partition"], r["offset"]), _missed(r["_missed"]),
                                         seed=f"{r['partition']}|{r['offset']}"))
             continue
         src = info.source_meta(r["partition"], r["offset"]) if window is None else None
@@ -112,20 +150,29 @@ def build(rows: Iterable[Any], info: BatchInfo) -> Built:
             seed = f"{r['partition']}|{r['offset']}" if window is None else f"w|{window}|{r['_seq']}"
             out.dlq.append(info.dlq_doc(doc, reason, r["_op"] or "unknown", src, seed=seed))
             continue
+        t = order.output(r["raw"], r.get("_shape")) if window is None else order.window_output(r["raw"])
+        key = (r["partition"], r["offset"]) if window is None else window
+        when = r["_arr"] if window is None else window[1]
+        if text and r["doc"] is not None:
+            line = to_text(r["doc"].value, r["doc"].metadata, t,
+                           object_id_text(f"{info.name}|{key}|{ordinal.get(key, -1) + 1}", when)
+                           if info.add_ids else "",
+                           (info.meta_text(r["partition"], r["offset"]) if window is None else
+                            '"_stream_meta":' + ejson.dumps(_meta(src, window, info))) if info.stream_meta else "")
+            if line is not None:
+                ordinal[key] = ordinal.get(key, -1) + 1
+                out.outputs.append(line)
+                continue
         doc = from_variant(r["doc"])
         if not isinstance(doc, dict):
             continue
-        doc = reorder(doc, order.output(r["raw"]) if window is None else order.window_output(r["raw"]))
-        key = (r["partition"], r["offset"]) if window is None else window
+        doc = reorder(doc, t)
         k = ordinal[key] = ordinal.get(key, -1) + 1
-        meta: dict[str, Any] = {"source": src or {"type": info.source_type}}
-        if window is not None:
-            meta["window"] = {"start": ts(window[0]), "end": ts(window[1])}
         if info.stream_meta:
+            meta = _meta(src, window, info)
             doc["_stream_meta"] = {**doc["_stream_meta"], **meta} \
                 if isinstance(doc.get("_stream_meta"), dict) else meta
         if "_id" not in doc and info.add_ids:
-            when = r["_arr"] if window is None else window[1]
             doc = {"_id": object_id(f"{info.name}|{key}|{k}", when), **doc}
-        out.outputs.append(doc)
+        out.outputs.append(ejson.dumps(doc) if text else doc)
     return out

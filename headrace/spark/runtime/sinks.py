@@ -41,7 +41,7 @@ from typing import Any, Iterator
 from ... import ejson
 from ...connections import Registry
 from ...spec.model import EmitSpec, MergeIntoSpec
-from .records import ORDER, RECORD_COLUMNS, BatchInfo, build
+from .records import ORDER, RECORD_COLUMNS, TASK_COLUMNS, BatchInfo, build
 
 
 @dataclass(frozen=True)
@@ -176,15 +176,16 @@ class SinkError(Exception):
     """A write that failed as a whole (reported to the driver, which fails the batch)."""
 
 
-def _append_lines(path: Path, docs: list[dict], size: int | None, exactly_once: bool = True) -> int:
-    """Append to a JSON-lines file. Exactly once: cut back to ``size`` (the file after the previous
-    batch) first, so a replayed batch replaces what a crashed attempt appended, and fsync."""
+def _append_lines(path: Path, docs: list, size: int | None, exactly_once: bool = True) -> int:
+    """Append documents (or their text, ``str``) to a JSON-lines file. Exactly once: cut back to
+    ``size`` (the file after the previous batch) first, so a replayed batch replaces what a
+    crashed attempt appended, and fsync."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as f:
         if size is not None and exactly_once:
             f.truncate(size)
         f.seek(0, os.SEEK_END)
-        f.write("".join(ejson.dumps(d) + "\n" for d in docs).encode())
+        f.write("".join((d if type(d) is str else ejson.dumps(d)) + "\n" for d in docs).encode())
         f.flush()
         if exactly_once:
             os.fsync(f.fileno())
@@ -227,7 +228,7 @@ def _summary_batch(summary: dict):
 def _task(plan: SinkPlan, info: BatchInfo, jsonl_size: int | None, collect: bool, part_dir: Path | None):
     """The function every task runs over its partition's Arrow batches."""
     def run(batches):
-        built = build(_rows(batches), info)
+        built = build(_rows(batches), info, text=plan.jsonl_path is not None)
         summary: dict[str, Any] = {"late": built.late, "error": None}
         try:
             if part_dir is not None:      # JSON lines: this task's part; the driver appends the parts
@@ -248,7 +249,7 @@ def _task(plan: SinkPlan, info: BatchInfo, jsonl_size: int | None, collect: bool
             summary["outputs"] = []
         docs = summary.pop("outputs")
         if collect:
-            summary["outputs"] = docs
+            summary["outputs"] = [ejson.loads(d) if type(d) is str else d for d in docs]
             summary["dlqDocs"] = built.dlq
         yield _summary_batch(summary)
     return run
@@ -269,6 +270,19 @@ def _merge_key(plan: SinkPlan):
     return F.when(F.col("_err").isNotNull() | F.col("_missed").isNotNull(), unique).otherwise(key)
 
 
+def _task_input(df):
+    """The columns the task reads (:data:`.records.TASK_COLUMNS`; the sort keys stay on the JVM),
+    ``_missed`` as text (an Arrow list column costs the JVM more per row than the rest together)
+    and ``raw``'s shape (its field names and nesting), by which outputs share their field-order
+    template."""
+    from pyspark.sql import functions as F
+
+    from ...mql.field_order import SHAPE_PATTERN
+
+    return df.select(*TASK_COLUMNS, F.array_join("_missed", ",").alias("_missed"),
+                     F.regexp_replace("raw", SHAPE_PATTERN, "$1").alias("_shape"))
+
+
 def _write_parallel(records, plan: SinkPlan, info: BatchInfo, jsonl_size: int | None, collect: bool,
                     part_dir: Path) -> dict:
     jsonl = plan.jsonl_path
@@ -277,6 +291,7 @@ def _write_parallel(records, plan: SinkPlan, info: BatchInfo, jsonl_size: int | 
         n = max(1, df.sparkSession.sparkContext.defaultParallelism)
         df = df.repartition(n, _merge_key(plan)).sortWithinPartitions(*ORDER)
     # else each partition's rows already come in order (``_o1`` grows as its rows are made)
+    df = _task_input(df)
     if jsonl is not None:
         shutil.rmtree(part_dir, ignore_errors=True)     # a replay writes its parts again
         part_dir.mkdir(parents=True, exist_ok=True)
@@ -321,7 +336,7 @@ def _commit_parts(path: Path, parts: list[Path], size: int | None) -> int:
 
 def _write_one(records, plan: SinkPlan, info: BatchInfo, jsonl_size: int | None, collect: bool) -> dict:
     """One task, the rows sorted in the batch's order."""
-    ordered = records.select(*RECORD_COLUMNS).repartition(1).sortWithinPartitions(*ORDER)
+    ordered = _task_input(records.select(*RECORD_COLUMNS).repartition(1).sortWithinPartitions(*ORDER))
     got = ordered.mapInArrow(_task(plan, info, jsonl_size, collect, None), "s string").collect()
     if not got:  # no records at all: nothing was written
         return {"output": 0, "dlq": 0, "late": 0, "jsonl_size": jsonl_size, "error": None,

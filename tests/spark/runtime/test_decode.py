@@ -52,3 +52,82 @@ def test_decimals_with_an_exponent_or_38_digits_round_trip():
         d = decimal.Decimal(text)
         back = from_variant(to_variant({"v": d}))["v"]
         assert back == d and back.is_finite(), (text, back)
+
+
+# ---------------------------------------------------------------- writing text straight from VARIANT
+
+def _template(rng: random.Random, v):
+    """A random order template for value ``v`` (see :mod:`headrace.mql.order_templates`),
+    sometimes wrong for it (a template need not fit: the source document may differ)."""
+    from headrace.mql.order_templates import REST, Each, KeyOrder
+
+    r = rng.random()
+    if r < 0.15:
+        return None
+    if type(v) is dict:
+        keys = list(v) + [f"new{i}" for i in range(rng.randint(0, 2))]
+        rng.shuffle(keys)
+        keys = keys[:rng.randint(0, len(keys))]
+        t = {k: _template(rng, v.get(k)) for k in keys}
+        if rng.random() < 0.4:
+            items = list(t.items())
+            items.insert(rng.randint(0, len(items)), (REST, None))
+            t = dict(items)
+        return t
+    if type(v) is list:
+        if r < 0.4 and v:
+            return Each(_template(rng, rng.choice(v)))
+        if r < 0.7:
+            return [_template(rng, x) for x in v] + ([{"k": None}] if rng.random() < 0.3 else [])
+        if r < 0.8:
+            return KeyOrder(("b", "a"))
+        return {"x": None}
+    return v if r < 0.6 else {"a": None, REST: None}
+
+
+def test_text_is_the_decoded_document_reordered_and_dumped():
+    """``to_text(v, t) == ejson.dumps(reorder(decode(v), t))`` for random documents and templates."""
+    from headrace.mql.order_templates import reorder
+    from headrace.spark.docs_text import to_text
+
+    rng = random.Random(5)
+    extra = [float("nan"), float("-inf"), -0.0, 1e300, dt.datetime(1969, 12, 31, 23, 59, tzinfo=dt.timezone.utc),
+             dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc), 'quote " back \\ nl \n \u2028',
+             [{"k": "a", "v": 1}, {"k": "b", "v": 2}], {"$oid": "5f" * 12}, {"$foo": 1, "$bar": 2}]
+    for i in range(3000):
+        doc = {"z": _value(rng), "a": {"x": _value(rng), "b": _value(rng)}, "m": [_value(rng), _value(rng)],
+               "e": rng.choice(extra)}
+        v = to_variant(doc)
+        t = _template(rng, from_variant(v))
+        assert to_text(v.value, v.metadata, t) == ejson.dumps(reorder(from_variant(v), t)), (i, doc, t)
+
+
+def test_text_of_large_objects_and_long_strings():
+    from headrace.spark.docs_text import to_text
+
+    doc = {f"field{i:04d}": [i, {"s": "é" * (i % 90)}] for i in range(3000)}
+    doc["long"] = "x" * 100_000
+    v = to_variant(doc)
+    t = {f"field{i:04d}": None for i in range(2999, -1, -7)}
+    from headrace.mql.order_templates import reorder
+    assert to_text(v.value, v.metadata, t) == ejson.dumps(reorder(from_variant(v), t))
+
+
+def test_text_head_and_tail():
+    """The ``_id`` head is left out when the document has one; a document with ``_stream_meta``,
+    a one-field ``$`` object and a non-object are left to the general writer (``None``)."""
+    from headrace.spark.docs_text import to_text
+
+    def text(doc, **kw):
+        v = to_variant(doc)
+        return to_text(v.value, v.metadata, None, **kw)
+
+    assert text({"a": 1}, head='"_id":1', tail='"m":2') == '{"_id":1,"a":1,"m":2}'
+    assert text({"b": 1, "_id": 5}, head='"_id":1') == '{"_id":5,"b":1}'
+    assert text({}, head='"_id":1', tail='"m":2') == '{"_id":1,"m":2}'
+    assert text({}) == "{}"
+    assert text({"_stream_meta": {}}, tail='"_stream_meta":2') is None
+    assert text({"_stream_meta": {}}) == '{"_stream_meta":{}}'
+    assert text({"$oid": "5f" * 12}) is None
+    v = to_variant([1])
+    assert to_text(v.value, v.metadata) is None
