@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from headrace.connections import load_registry
+from headrace.spark.sources.arrow_rows import as_tuples
 
 from _connector_helpers import expected, kill_cli_after_batch, pipeline, plain, records
 
@@ -143,7 +144,7 @@ def test_reader_offsets_bounded_batches_and_new_topics(tansu):
     assert start == {f"{a}:0": 0, f"{a}:1": 0, f"{a}:2": 0}
     end = r.latestOffset(start, r.getDefaultReadLimit())
     assert sum(end.values()) == 12 and all(v == 4 for v in end.values())   # bounded, shared
-    rows = [row for part in r.partitions(start, end) for row in r.read(part)]
+    rows = [row for part in r.partitions(start, end) for row in as_tuples(r.read(part))]
     assert len(rows) == 12 and {row[0] for row in rows} == set(start)
     assert all(json.loads(row[3])["i"] < 4 for row in rows)
     end2 = r.latestOffset(end, ReadMaxRows(1000))
@@ -152,7 +153,7 @@ def test_reader_offsets_bounded_batches_and_new_topics(tansu):
     _produce(tansu.bootstrap, b, [['{"late": 1}', "not json"]])
     end3 = r.latestOffset(end2, ReadMaxRows(1000))
     assert end3[f"{b}:0"] == 2
-    rows = [row for part in r.partitions(end2, end3) for row in r.read(part)]
+    rows = [row for part in r.partitions(end2, end3) for row in as_tuples(r.read(part))]
     assert [row[3] for row in rows] == ['{"late": 1}', "not json"]
     r.stop()
 

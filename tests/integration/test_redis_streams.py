@@ -13,6 +13,7 @@ import yaml
 from _connector_helpers import expected, kill_cli_after_batch, pipeline, plain, records
 
 from headrace.connections import load_registry
+from headrace.spark.sources.arrow_rows import as_tuples
 
 pytestmark = pytest.mark.integration
 
@@ -84,14 +85,14 @@ def test_reader_positions_are_entry_ids_and_batches_are_bounded(redis_server):
     start = r.initialOffset()
     assert start == {a: "0-0", b: "0-0"}
     end = r.latestOffset(start, r.getDefaultReadLimit())
-    rows = [row for p in r.partitions(start, end) for row in r.read(p)]
+    rows = [row for p in r.partitions(start, end) for row in as_tuples(r.read(p))]
     assert [json.loads(x[3]) for x in rows if x[0] == a] == [{"i": i} for i in range(3)]   # 6 shared by 2 streams
     assert [json.loads(x[3]) for x in rows if x[0] == b] == [{"j": 1}, {"x": "1", "y": "two"}]  # fields as document
     assert all(x[1] > 0 and x[8] for x in rows)
-    assert [row for p in r.partitions(start, end) for row in r.read(p)] == rows   # a replay reads the same
+    assert [row for p in r.partitions(start, end) for row in as_tuples(r.read(p))] == rows   # a replay reads the same
     end2 = r.latestOffset(end, r.getDefaultReadLimit())
     assert end2[b] == end[b] and end2[a] != end[a]
-    assert len([row for p in r.partitions(end, end2) for row in r.read(p)]) == 3
+    assert len([row for p in r.partitions(end, end2) for row in as_tuples(r.read(p))]) == 3
     r.stop()
 
 
@@ -106,12 +107,12 @@ def test_server_restart_mid_run_loses_nothing(redis_server):
                      "streams": json.dumps([s]), "maxRecordsPerBatch": "3"})
     start = r.initialOffset()
     end = r.latestOffset(start, r.getDefaultReadLimit())
-    seen = [json.loads(x[3])["i"] for p in r.partitions(start, end) for x in r.read(p)]
+    seen = [json.loads(x[3])["i"] for p in r.partitions(start, end) for x in as_tuples(r.read(p))]
     redis_server.stop(kill=True)
     redis_server.start()
     _put(redis_server, [s], [[json.dumps({"i": 4})]])
     end2 = r.latestOffset(end, r.getDefaultReadLimit())
-    seen += [json.loads(x[3])["i"] for p in r.partitions(end, end2) for x in r.read(p)]
+    seen += [json.loads(x[3])["i"] for p in r.partitions(end, end2) for x in as_tuples(r.read(p))]
     assert seen == [0, 1, 2, 3, 4]
     r.stop()
 

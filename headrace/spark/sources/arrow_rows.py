@@ -33,9 +33,14 @@ def arrow_schema():
 
 
 def data_batch(partition: str, offsets: Sequence[int], arrival: "_dt.datetime | Sequence[int]",
-               raws: Sequence[str], keys: Sequence[Any] | None = None):
+               raws: Sequence[str | None], keys: Sequence[Any] | None = None,
+               parsed: "tuple[Sequence[Any], Sequence[str | None]] | None" = None):
     """A RecordBatch of data rows (``kind`` 0) of one partition; ``arrival`` is one instant for
-    every row or each row's in epoch microseconds; ``source_ts`` is the arrival."""
+    every row or each row's in epoch microseconds; ``source_ts`` is the arrival.
+
+    ``parsed``: the rows' documents (``VariantVal`` or ``None``) and errors, when the reader
+    built them itself (e.g. Kafka's key and headers written into the document); else the text
+    is read as the module docstring says."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -45,8 +50,13 @@ def data_batch(partition: str, offsets: Sequence[int], arrival: "_dt.datetime | 
     n = len(raws)
     raw = pa.array(raws, pa.string())
     doc_type = schema.field("doc").type
-    python_rows = pc.indices_nonzero(pc.fill_null(pc.match_substring_regex(raw, NEEDS_PYTHON.pattern), True))
-    if len(python_rows):
+    python_rows = [] if parsed is not None else \
+        pc.indices_nonzero(pc.fill_null(pc.match_substring_regex(raw, NEEDS_PYTHON.pattern), True))
+    if parsed is not None:
+        doc_col = pa.array([None if d is None else {"value": d.value, "metadata": d.metadata} for d in parsed[0]],
+                           doc_type)
+        error_col = pa.array(parsed[1], pa.string())
+    elif len(python_rows):
         docs: list[Any] = [None] * n
         errors: list[Any] = [None] * n
         for i in python_rows.to_pylist():

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows,
@@ -144,34 +144,48 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             out.append(TickRange(min((k for k in end if k != TICK_KEY), default="")))
         return out
 
-    def read(self, partition) -> Iterator[tuple]:
+    def read(self, partition) -> Iterator[Any]:
+        """The range's records as RecordBatches (:mod:`.arrow_rows`)."""
         from ...connectors.kafka import pkey, read_range
         from ...connectors.kafka_message import message_fields
-        from ..docs import parse_in_reader, to_variant
-        from . import tick_row
+        from ..docs import to_variant
+        from .arrow_rows import BATCH_ROWS, data_batch, tick_batch
 
         if isinstance(partition, TickRange):
-            yield tick_row(partition.partition)
+            yield tick_batch(partition.partition)
             return
         name = pkey(partition.topic, partition.partition)
-        now = None
+        now_us = None
+        offsets: list[int] = []
+        arrivals: list[int] = []
+        raws: list[str | None] = []
+        keys: list[str | None] = []
+        docs: list[Any] = []
+        errors: list[str | None] = []
         for m in read_range(self.conn_name, self.conn_options, partition.topic, partition.partition,
                             partition.start, partition.end, self.group_id or "headrace"):
             kind, ms = m.timestamp()
             if kind == 0 or ms is None or ms < 0:   # TIMESTAMP_NOT_AVAILABLE
-                now = now or _dt.datetime.now(_dt.timezone.utc)
-                ts = now
+                if now_us is None:
+                    now_us = (_dt.datetime.now(_dt.timezone.utc) - _EPOCH) // _dt.timedelta(microseconds=1)
+                arrivals.append(now_us)
             else:
-                ts = _EPOCH + _dt.timedelta(milliseconds=ms)
+                arrivals.append(ms * 1000)
             v = m.value()
             raw = None if v is None else v.decode("utf-8", "replace")
             k = m.key()
             if self.fields:        # key and headers into fields: the document is built here
                 value, error = message_fields(raw, k, m.headers(), self.fields)
-                doc = None if value is None else to_variant(value)
-            else:
-                doc, error = parse_in_reader(raw)
-            yield (name, m.offset(), ts, raw, doc, error, 0, ts, None if k is None else k.decode("utf-8", "replace"))
+                docs.append(None if value is None else to_variant(value))
+                errors.append(error)
+            offsets.append(m.offset())
+            raws.append(raw)
+            keys.append(None if k is None else k.decode("utf-8", "replace"))
+            if len(raws) == BATCH_ROWS:
+                yield data_batch(name, offsets, arrivals, raws, keys, (docs, errors) if self.fields else None)
+                offsets, arrivals, raws, keys, docs, errors = [], [], [], [], [], []
+        if raws:
+            yield data_batch(name, offsets, arrivals, raws, keys, (docs, errors) if self.fields else None)
 
     def commit(self, end: dict) -> None:
         from ...connectors.kafka import split_pkey

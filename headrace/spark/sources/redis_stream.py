@@ -16,9 +16,9 @@ JSON; Spark redacts the key when it prints options), ``streams`` (JSON array), `
 """
 from __future__ import annotations
 
-import datetime as _dt
+import itertools
 import json
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
@@ -27,7 +27,6 @@ from . import SOURCE_SCHEMA
 from .stream import TICK_KEY, TickRange
 
 DEFAULT_MAX_RECORDS = 10_000
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
 class EntryRange(InputPartition):
@@ -117,21 +116,22 @@ class RedisReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             out.append(TickRange(min((k for k in end if k != TICK_KEY), default="")))
         return out
 
-    def read(self, partition) -> Iterator[tuple]:
+    def read(self, partition) -> Iterator[Any]:
+        """The range's entries as RecordBatches (:mod:`.arrow_rows`)."""
         from ...connectors.redis_stream import RedisClient, entry_text, offset_of, parse_id
-        from ..docs import parse_in_reader
-        from . import tick_row
+        from .arrow_rows import BATCH_ROWS, data_batch, tick_batch
 
         if isinstance(partition, TickRange):
-            yield tick_row(partition.partition)
+            yield tick_batch(partition.partition)
             return
         c = RedisClient(self.conn_name, self.conn_options)
         try:
-            for eid, fields in c.read(partition.stream, partition.after, partition.upto):
-                ts = _EPOCH + _dt.timedelta(milliseconds=parse_id(eid)[0])
-                raw = entry_text(fields, self.field)
-                doc, error = parse_in_reader(raw)
-                yield (partition.stream, offset_of(eid), ts, raw, doc, error, 0, ts, eid)
+            entries = iter(c.read(partition.stream, partition.after, partition.upto))
+            while chunk := list(itertools.islice(entries, BATCH_ROWS)):
+                ids = [eid for eid, _ in chunk]
+                yield data_batch(partition.stream, [offset_of(e) for e in ids],
+                                 [parse_id(e)[0] * 1000 for e in ids],
+                                 [entry_text(fields, self.field) for _, fields in chunk], ids)
         finally:
             c.close()
 

@@ -8,7 +8,6 @@ arrival), ``max_watts``, ``event_type`` (0, or 1 for ~5% with ``event_details`` 
 """
 from __future__ import annotations
 
-import datetime as _dt
 import random
 import time
 from typing import Any, Iterator
