@@ -25,7 +25,7 @@ from typing import Any, Callable
 from pyspark.sql.variant_utils import VariantUtils as _V
 
 from .. import ejson
-from ..mql.order_templates import REST, Each, reorder, union_all
+from ..mql.order_templates import REST, Each, KeyOrder, reorder, union_all
 from .docs import _S1, _S2, _S4, _S8, _SD, _SF, _dec, _keys, _uint
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -71,7 +71,8 @@ class _Layout:
         nsz = 4 if (info >> 4) & 1 else 1
         self.t = t
         self.n = n = _uint(b, pos + 1, nsz)
-        self.idsz, self.osz = idsz, _ = ((info >> 2) & 3) + 1, (info & 3) + 1
+        idsz, osz = ((info >> 2) & 3) + 1, (info & 3) + 1
+        self.idsz, self.osz = idsz, osz
         ids = pos + 1 + nsz
         kids = [_uint(b, ids + i * idsz, idsz) for i in range(n)]
         self.names = frozenset(keys[k] for k in kids)
@@ -80,19 +81,24 @@ class _Layout:
 
 
 _LAYOUTS: dict[tuple, _Layout] = {}
+_CACHED_METADATA = 4096               # bytes of metadata (field names) up to which layouts are cached
 
 
 def _layout(b: bytes, pos: int, metadata: bytes, keys: list[str], t: Any) -> _Layout:
+    if type(t) is not dict:
+        t = None                              # any other template leaves an object's order as stored
     info = b[pos] >> 2
     nsz = 4 if (info >> 4) & 1 else 1
     n = _uint(b, pos + 1, nsz)
     idsz = ((info >> 2) & 3) + 1
     start = pos + 1 + nsz
+    if len(metadata) > _CACHED_METADATA:      # many names: the cache would hold too much
+        return _Layout(b, pos, keys, t)
     key = (metadata, b[pos], b[start:start + n * idsz], id(t))
     lay = _LAYOUTS.get(key)
-    if lay is None or lay.t is not t:
+    if lay is None or lay.t is not t:         # ``t`` held by the layout: its id cannot be reused
         lay = _Layout(b, pos, keys, t)
-        if len(_LAYOUTS) > 4096:
+        if len(_LAYOUTS) >= 4096:
             _LAYOUTS.clear()
         _LAYOUTS[key] = lay
     return lay
@@ -147,8 +153,8 @@ def _enc(b: bytes, metadata: bytes, keys: list[str], pos: int, t: Any) -> str:
             return _general(b, keys, pos, t)
         return "{" + ",".join(_parts(b, pos, metadata, keys, lay)) + "}"
     tt = type(t)                                     # array
-    if t is not None and tt is not list and tt is not Each and tt is not dict:
-        return _general(b, keys, pos, t)             # KeyOrder sorts decoded elements
+    if tt is KeyOrder:
+        return _general(b, keys, pos, t)             # it sorts decoded elements
     info = h >> 2
     nsz = 4 if (info >> 2) & 1 else 1
     n = _uint(b, pos + 1, nsz)
@@ -157,7 +163,7 @@ def _enc(b: bytes, metadata: bytes, keys: list[str], pos: int, t: Any) -> str:
     data = offs + (n + 1) * osz
     if tt is list:
         subs = t if len(t) == n else [union_all(t)] * n
-    else:
+    else:                                            # any other template leaves the elements as they are
         subs = [t.t if tt is Each else None] * n
     return "[" + ",".join([_enc(b, metadata, keys, data + _uint(b, offs + i * osz, osz), subs[i])
                            for i in range(n)]) + "]"

@@ -62,6 +62,8 @@ def _template(rng: random.Random, v):
     from headrace.mql.order_templates import REST, Each, KeyOrder
 
     r = rng.random()
+    if r < 0.05:
+        return "a source value"     # a field that was a scalar in the source
     if r < 0.15:
         return None
     if type(v) is dict:
