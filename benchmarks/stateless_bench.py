@@ -149,7 +149,7 @@ def report(n: int, batch: int, results: list[dict], mach: dict, load: tuple[str,
         ratio = "" if s == "headrace" or "headrace" not in med else f"{med['headrace'] / med[s]:.2f}x"
         lines.append(f"| {names[s]} | {med[s]:,.0f} [{min(tps):,.0f}–{max(tps):,.0f}] | {ratio} | "
                      f"{', '.join(str(r['seconds']) for r in ok)} | {ok[0]['rows']:,} | "
-                     f"{statistics.median(r['startup_s'] for r in ok)} |")
+                     f"{statistics.median(r['startup_s'] for r in ok):.1f} |")
     rows = {r["rows"] for r in results if "rows" in r}
     lines += ["", "Rows written agree across systems and runs." if len(rows) == 1 else
               f"**Rows written differ across runs/systems: {sorted(rows)}**", ""]
