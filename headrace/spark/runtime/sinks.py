@@ -272,9 +272,9 @@ def _merge_key(plan: SinkPlan):
 
 def _task_input(df):
     """The columns the task reads (:data:`.records.TASK_COLUMNS`; the sort keys stay on the JVM),
-    ``_missed`` as text (an Arrow list column costs the JVM more per row than the rest together)
-    and ``raw``'s shape (its field names and nesting), by which outputs share their field-order
-    template."""
+    ``_missed`` as text (Spark checks an Arrow batch's size after every row, and a list column
+    makes that check walk its vectors) and ``raw``'s shape (its field names and nesting), by
+    which outputs share their field-order template."""
     from pyspark.sql import functions as F
 
     from ...mql.field_order import SHAPE_PATTERN
