@@ -37,16 +37,19 @@ def ts(ms: int) -> _dt.datetime:
     return ejson.millis_to_datetime(ms)
 
 
+def _object_id_bytes(seed: str, when_ms: int) -> bytes:
+    secs = max(0, min(int(when_ms // 1000), 2**32 - 1))
+    return secs.to_bytes(4, "big") + hashlib.sha1(seed.encode()).digest()[:8]
+
+
 def object_id(seed: str, when_ms: int) -> ejson.ObjectId:
     """A deterministic ObjectId: the time part from ``when_ms``, the rest from a hash of ``seed``."""
-    secs = max(0, min(int(when_ms // 1000), 2**32 - 1))
-    return ejson.ObjectId(secs.to_bytes(4, "big") + hashlib.sha1(seed.encode()).digest()[:8])
+    return ejson.ObjectId(_object_id_bytes(seed, when_ms))
 
 
 def object_id_text(seed: str, when_ms: int) -> str:
     """``"_id":`` and :func:`object_id` as Extended JSON text."""
-    secs = max(0, min(int(when_ms // 1000), 2**32 - 1))
-    return '"_id":{"$oid":"%08x%s"}' % (secs, hashlib.sha1(seed.encode()).hexdigest()[:16])
+    return '"_id":{"$oid":"%s"}' % _object_id_bytes(seed, when_ms).hex()
 
 
 @dataclass(frozen=True)

@@ -50,22 +50,19 @@ def data_batch(partition: str, offsets: Sequence[int], arrival: "_dt.datetime | 
     n = len(raws)
     raw = pa.array(raws, pa.string())
     doc_type = schema.field("doc").type
-    python_rows = [] if parsed is not None else \
-        pc.indices_nonzero(pc.fill_null(pc.match_substring_regex(raw, NEEDS_PYTHON.pattern), True))
-    if parsed is not None:
+    if parsed is None:                      # the text: only Python's rows are parsed here
+        python_rows = pc.indices_nonzero(pc.fill_null(pc.match_substring_regex(raw, NEEDS_PYTHON.pattern),
+                                                      True)).to_pylist()
+        if python_rows:
+            parsed = ([None] * n, [None] * n)
+            for i in python_rows:
+                parsed[0][i], parsed[1][i] = parse_text(raws[i])
+    if parsed is None:
+        doc_col, error_col = pa.nulls(n, doc_type), pa.nulls(n, pa.string())
+    else:
         doc_col = pa.array([None if d is None else {"value": d.value, "metadata": d.metadata} for d in parsed[0]],
                            doc_type)
         error_col = pa.array(parsed[1], pa.string())
-    elif len(python_rows):
-        docs: list[Any] = [None] * n
-        errors: list[Any] = [None] * n
-        for i in python_rows.to_pylist():
-            doc, err = parse_text(raws[i])
-            docs[i] = None if doc is None else {"value": doc.value, "metadata": doc.metadata}
-            errors[i] = err
-        doc_col, error_col = pa.array(docs, doc_type), pa.array(errors, pa.string())
-    else:
-        doc_col, error_col = pa.nulls(n, doc_type), pa.nulls(n, pa.string())
     ts_type = schema.field("arrival").type
     arrivals = (pa.repeat(pa.scalar(arrival, ts_type), n) if isinstance(arrival, _dt.datetime)
                 else pa.array(arrival, pa.int64()).cast(ts_type))

@@ -23,6 +23,7 @@ consumer group positions are committed to after each batch: informational only),
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import json
 from typing import Any, Iterator, Sequence
 
@@ -146,46 +147,43 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition) -> Iterator[Any]:
         """The range's records as RecordBatches (:mod:`.arrow_rows`)."""
-        from ...connectors.kafka import pkey, read_range
-        from ...connectors.kafka_message import message_fields
-        from ..docs import to_variant
+        from ...connectors.kafka import pkey
         from .arrow_rows import BATCH_ROWS, data_batch, tick_batch
 
         if isinstance(partition, TickRange):
             yield tick_batch(partition.partition)
             return
         name = pkey(partition.topic, partition.partition)
+        records = self._records(partition)
+        while chunk := list(itertools.islice(records, BATCH_ROWS)):
+            offsets, arrivals, raws, keys, docs, errors = zip(*chunk)
+            yield data_batch(name, offsets, arrivals, raws, keys, (docs, errors) if self.fields else None)
+
+    def _records(self, partition: "KafkaRange") -> Iterator[tuple]:
+        """``(offset, arrival in epoch µs, text, key, document, error)`` of each record; the
+        document and error only where the reader builds the document (key and headers fields)."""
+        from ...connectors.kafka import read_range
+        from ...connectors.kafka_message import message_fields
+        from ..docs import to_variant
+
         now_us = None
-        offsets: list[int] = []
-        arrivals: list[int] = []
-        raws: list[str | None] = []
-        keys: list[str | None] = []
-        docs: list[Any] = []
-        errors: list[str | None] = []
         for m in read_range(self.conn_name, self.conn_options, partition.topic, partition.partition,
                             partition.start, partition.end, self.group_id or "headrace"):
             kind, ms = m.timestamp()
             if kind == 0 or ms is None or ms < 0:   # TIMESTAMP_NOT_AVAILABLE
                 if now_us is None:
                     now_us = (_dt.datetime.now(_dt.timezone.utc) - _EPOCH) // _dt.timedelta(microseconds=1)
-                arrivals.append(now_us)
+                arrival = now_us
             else:
-                arrivals.append(ms * 1000)
+                arrival = ms * 1000
             v = m.value()
             raw = None if v is None else v.decode("utf-8", "replace")
             k = m.key()
+            doc = error = None
             if self.fields:        # key and headers into fields: the document is built here
                 value, error = message_fields(raw, k, m.headers(), self.fields)
-                docs.append(None if value is None else to_variant(value))
-                errors.append(error)
-            offsets.append(m.offset())
-            raws.append(raw)
-            keys.append(None if k is None else k.decode("utf-8", "replace"))
-            if len(raws) == BATCH_ROWS:
-                yield data_batch(name, offsets, arrivals, raws, keys, (docs, errors) if self.fields else None)
-                offsets, arrivals, raws, keys, docs, errors = [], [], [], [], [], []
-        if raws:
-            yield data_batch(name, offsets, arrivals, raws, keys, (docs, errors) if self.fields else None)
+                doc = None if value is None else to_variant(value)
+            yield m.offset(), arrival, raw, None if k is None else k.decode("utf-8", "replace"), doc, error
 
     def commit(self, end: dict) -> None:
         from ...connectors.kafka import split_pkey
