@@ -1,7 +1,7 @@
 """``make bench``: headrace against the engines users would pick instead, side by side.
 
     .venv/bin/python benchmarks/run.py [--quick] [--only SYSTEM[,SYSTEM]] [--workload W[,W]]
-                                       [--runs N] [--profile]
+                                       [--runs N] [--backlog LINES] [--profile]
 
 For every workload (solar, q5, q7, passthrough) and every system (headrace, pyspark, pyflink,
 bytewax), each run is one fresh subprocess (``benchmarks/systems/<system>_runner.py``) on the
@@ -630,6 +630,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workload", default=None, help="workloads, comma-separated: solar,nexmark(=q5,q7),q5,q7,"
                     "passthrough")
     ap.add_argument("--runs", type=int, default=None)
+    ap.add_argument("--backlog", type=int, default=None, help="backlog lines of every data set (throughput)")
     ap.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
     ap.add_argument("--load-threshold", type=float, default=1.5)
     ap.add_argument("--max-wait", type=float, default=1200.0, help="seconds to wait for a quiet machine")
@@ -639,6 +640,8 @@ def main(argv: list[str] | None = None) -> int:
     prof = dict(PROFILES["quick" if args.quick else "full"])
     if args.runs:
         prof["runs"] = args.runs
+    if args.backlog:
+        prof["backlog"] = {name: args.backlog for name in prof["backlog"]}
     systems = args.only.split(",") if args.only else list(report.SYSTEMS)
     for s in systems:
         if s not in report.SYSTEMS:
