@@ -25,6 +25,7 @@ EXPRESSIONS: dict[str, Callable[..., "Compiled"]] = {}
 QUERY_OPERATORS: dict[str, Callable[..., "Compiled"]] = {}
 ACCUMULATORS: dict[str, Callable[..., Any]] = {}
 STAGES: dict[str, Any] = {}
+WINDOW_STAGES: dict[str, Any] = {}
 
 _STAGE_POSITION: contextvars.ContextVar = contextvars.ContextVar("headrace_stage_position", default=None)
 
@@ -110,6 +111,14 @@ def query_operator(*names: str):
 
 def accumulator(*names: str):
     return _register(ACCUMULATORS, names)
+
+
+def window_stage(*names: str, spec: type):
+    """Register ``fn(df, spec, env) -> df`` as the compiler of the named window-only stages
+    (inside a window's pipeline, over framed documents: :mod:`headrace.spark.window_stages`)."""
+    for n in names:
+        STAGE_SPEC_TYPES[n] = spec
+    return _register(WINDOW_STAGES, names)
 
 
 def stage(*names: str, spec: type):

@@ -32,10 +32,10 @@ from typing import Any, Callable
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from ..mql import accumulators as mqlacc
 from ..mql.expressions import is_constant
+from ..spec.stages import CountSpec, GroupSpec, LimitSpec, SortSpec
 from . import values as V
-from .registry import ACCUMULATORS, Ctx, first_error
+from .registry import ACCUMULATORS, Ctx, first_error, window_stage
 from .stages.base import Env, current_env
 
 BASE = ("_w", "_seq", "doc", "_err")
@@ -76,7 +76,7 @@ class GroupInputs:
     extras: list[str]
 
 
-def group_inputs(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx]) -> GroupInputs:
+def group_inputs(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column], Ctx]) -> GroupInputs:
     """Evaluate ``_id`` and the accumulators' inputs per document (rows that failed before are
     left out: the caller passes them on)."""
     extras = _extras(df)
@@ -109,17 +109,15 @@ class _GroupColumns:
     accs: list
 
 
-def _group_columns(spec: dict, ctx_factory: Callable[[Column], Ctx], extras: list[str]) -> _GroupColumns:
+def _group_columns(spec: GroupSpec, ctx_factory: Callable[[Column], Ctx], extras: list[str]) -> _GroupColumns:
     from . import accumulators as _acc  # noqa: F401  (registers the accumulators)
     from .expr import compile_expression
 
     ctx = ctx_factory(F.col("doc"))
-    gid = compile_expression(spec["_id"], ctx.at("$group._id"))
+    gid = compile_expression(spec.id, ctx.at("$group._id"))
 
-    fields = [(f, a) for f, a in spec.items() if f != "_id"]
     accs = []
-    for i, (name, acc) in enumerate(fields):
-        (op, arg), = acc.items()
+    for i, (name, op, arg) in enumerate(spec.fields):
         accs.append((name, f"_a{i}_", ACCUMULATORS[op](arg, ctx.at(f"$group.{name}.{op}"))))
 
     cols = [F.col(c) for c in ("_w", "_seq", "doc", *extras)]
@@ -140,7 +138,7 @@ def _group_columns(spec: dict, ctx_factory: Callable[[Column], Ctx], extras: lis
     doc_err = (F.coalesce(F.col("_gerr"), F.col("_rerr"))
                if gid.error is not None or checks else None)
     # groups by MQL equality of _id (sort keys); a constant _id makes one group per window
-    gk = F.lit(0) if is_constant(spec["_id"]) else V.sort_key(F.col("_gid"))
+    gk = F.lit(0) if is_constant(spec.id) else V.sort_key(F.col("_gid"))
     return _GroupColumns(cols, derived, first_error(*checks) if checks else F.lit(None).cast("string"),
                          doc_err, gk, accs)
 
@@ -193,7 +191,7 @@ def group_finish(grouped: DataFrame, accs: list, extras: list[str], ctx_factory:
     return grouped.select(*out_cols)
 
 
-def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx]) -> DataFrame:
+def apply_group(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column], Ctx]) -> DataFrame:
     """``$group`` per window (see the module docstring)."""
     g = group_inputs(df, spec, ctx_factory)
     aggs = [F.min("_seq").alias("_seq"), F.min_by("_gid", "_seq").alias("_id"),
@@ -213,11 +211,11 @@ def apply_group(df: DataFrame, spec: dict, ctx_factory: Callable[[Column], Ctx])
 # $sort, $limit, $count
 
 
-def apply_sort(df: DataFrame, spec: dict) -> DataFrame:
+def apply_sort(df: DataFrame, spec: SortSpec) -> DataFrame:
     """``$sort`` per window (see the module docstring)."""
     from .accumulators import sort_field_key
 
-    sort = mqlacc.parse_sort_spec(spec, "$sort")
+    sort = spec.keys
     w = Window.partitionBy("_w")
     ok = F.col("_err").isNull()
     keyed = df.withColumn("_top", F.max("_seq").over(w))
@@ -231,19 +229,18 @@ def apply_sort(df: DataFrame, spec: dict) -> DataFrame:
     return keyed.select(*[new_seq.alias("_seq") if c == "_seq" else F.col(c) for c in df.columns])
 
 
-def apply_limit(df: DataFrame, n: Any) -> DataFrame:
-    """``$limit`` per window: the first ``n`` documents by ``_seq``."""
+def apply_limit(df: DataFrame, spec: LimitSpec) -> DataFrame:
+    """``$limit`` per window: the first ``spec.n`` documents by ``_seq``."""
     ok, failed = _split(df)
-    limit = mqlacc.constant_n(n)
-    if limit is None:
-        raise ValueError(f"$limit needs a positive integer, found {n!r}")
+    limit = spec.n
     rn = F.row_number().over(Window.partitionBy("_w").orderBy("_seq"))
     out = ok.withColumn("_rn", rn).filter(F.col("_rn") <= F.lit(limit)).drop("_rn")
     return out.unionByName(failed)
 
 
-def apply_count(df: DataFrame, field: str) -> DataFrame:
-    """``$count`` per window: ``{field: <count>}`` (int, long when it does not fit 32 bits)."""
+def apply_count(df: DataFrame, spec: CountSpec) -> DataFrame:
+    """``$count`` per window: ``{spec.field: <count>}`` (int, long when it does not fit 32 bits)."""
+    field = spec.field
     ok, failed = _split(df)
     extras = _extras(df)
     aggs = [F.min("_seq").alias("_seq"), F.count(F.lit(1)).alias("_n")]
@@ -252,3 +249,27 @@ def apply_count(df: DataFrame, field: str) -> DataFrame:
     out = counted.select("_w", "_seq", V.make_object([(field, V.from_long(F.col("_n")))]).alias("doc"),
                          F.lit(None).cast("string").alias("_err"), *extras)
     return out.unionByName(failed)
+
+
+# ---------------------------------------------------------------------------------------------
+# the compilers by stage name (:data:`headrace.spark.registry.WINDOW_STAGES`)
+
+
+@window_stage("$group", spec=GroupSpec)
+def _group(df: DataFrame, spec: GroupSpec, env: Env) -> DataFrame:
+    return apply_group(df, spec, lambda root: env.ctx(root))
+
+
+@window_stage("$sort", spec=SortSpec)
+def _sort(df: DataFrame, spec: SortSpec, env: Env) -> DataFrame:
+    return apply_sort(df, spec)
+
+
+@window_stage("$limit", spec=LimitSpec)
+def _limit(df: DataFrame, spec: LimitSpec, env: Env) -> DataFrame:
+    return apply_limit(df, spec)
+
+
+@window_stage("$count", spec=CountSpec)
+def _count(df: DataFrame, spec: CountSpec, env: Env) -> DataFrame:
+    return apply_count(df, spec)

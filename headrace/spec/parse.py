@@ -449,7 +449,7 @@ def _inner_stage(i: int, s: Any, c: _Ctx) -> Stage:
         validator = {"$group": acc.validate_group, "$sort": acc.validate_sort, "$limit": acc.validate_limit,
                      "$count": acc.validate_count}[name]
         ic.wrap(validator, arg, ic.path())
-        return Stage(name, i, arg)
+        return Stage(name, i, arg, spec_of(name, arg))
     if name in NOT_SUPPORTED_YET_STAGES:
         raise NotSupportedYet("STAGE_NOT_SUPPORTED_YET", f"stage {name} is not supported yet",
                               position=c.pos, stage=c.stage, path=c.path("pipeline", i, name))

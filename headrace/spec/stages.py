@@ -1,7 +1,8 @@
-"""Typed arguments of the stateless stages: each stage's argument is read once, after
-validation (:func:`headrace.spec.parse.parse_stateless`), into a frozen dataclass that its
-compiler (``headrace.spark.stages``) takes as it is, in the spirit of MongoDB's
-``REGISTER_DOCUMENT_SOURCE(name, parse, createFromBson)``.
+"""Typed arguments of the stages: each stage's argument is read once, after validation
+(:func:`headrace.spec.parse.parse_stateless`, and for the window-only ``$group``, ``$sort``,
+``$limit`` and ``$count`` the validators of :mod:`headrace.mql.accumulators`), into a frozen
+dataclass that its compiler (``headrace.spark.stages``, ``headrace.spark.window_stages``) takes
+as it is, in the spirit of MongoDB's ``REGISTER_DOCUMENT_SOURCE(name, parse, createFromBson)``.
 
 ``STAGE_SPECS[name](arg)`` builds the spec of a validated argument; ``@stage_spec(*names)``
 registers a builder. Expressions and queries inside stay raw MQL (validated), compiled later.
@@ -13,7 +14,8 @@ from typing import Any, Callable
 
 __all__ = [
     "STAGE_SPECS", "stage_spec", "spec_of", "MatchSpec", "ValidateSpec", "SetFieldsSpec", "ProjectSpec",
-    "UnsetSpec", "ReplaceRootSpec", "UnwindSpec", "SinkTargetSpec", "SINK_FIELD", "with_sink_targets",
+    "UnsetSpec", "ReplaceRootSpec", "UnwindSpec", "GroupSpec", "SortSpec", "LimitSpec", "CountSpec",
+    "SinkTargetSpec", "SINK_FIELD", "with_sink_targets",
 ]
 
 #: Stage name -> builder of its typed spec from a validated argument.
@@ -33,7 +35,7 @@ def stage_spec(*names: str):
 
 def spec_of(name: str, arg: Any) -> Any:
     """The typed spec of stage ``name`` with validated argument ``arg`` (None for a stage with
-    no builder: the window-only stages keep their raw argument)."""
+    no builder)."""
     fn = STAGE_SPECS.get(name)
     return fn(arg) if fn is not None else None
 
@@ -154,6 +156,66 @@ def _replace_with(arg: Any) -> ReplaceRootSpec:
 def _unwind(arg: "str | dict") -> UnwindSpec:
     d = {"path": arg} if isinstance(arg, str) else arg
     return UnwindSpec(d["path"][1:], d.get("includeArrayIndex"), bool(d.get("preserveNullAndEmptyArrays", False)))
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """``$group`` (inside a window): ``id``, the ``_id`` expression; ``fields``, each output field
+    as ``(name, accumulator operator, its argument)`` in the order written. Golden cases:
+    ``tests/golden/cases/tumbling_group.json``, ``session_group.json``."""
+
+    id: Any
+    fields: tuple[tuple[str, str, Any], ...]
+
+
+@dataclass(frozen=True)
+class SortSpec:
+    """``$sort`` (inside a window): ``(field path, 1 | -1)`` in the order written."""
+
+    keys: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class LimitSpec:
+    """``$limit`` (inside a window): ``n``, a positive integer."""
+
+    n: int
+
+
+@dataclass(frozen=True)
+class CountSpec:
+    """``$count`` (inside a window): the output field's name. Golden case:
+    ``tests/golden/cases/hopping_count.json``."""
+
+    field: str
+
+
+@stage_spec("$group")
+def _group(arg: dict) -> GroupSpec:
+    fields = tuple((f, *next(iter(acc.items()))) for f, acc in arg.items() if f != "_id")
+    return GroupSpec(arg["_id"], fields)
+
+
+@stage_spec("$sort")
+def _sort(arg: dict) -> SortSpec:
+    from ..mql.accumulators import parse_sort_spec
+
+    return SortSpec(tuple(parse_sort_spec(arg, "$sort")))
+
+
+@stage_spec("$limit")
+def _limit(arg: Any) -> LimitSpec:
+    from ..mql.accumulators import constant_n
+
+    n = constant_n(arg)
+    if n is None:
+        raise ValueError(f"$limit needs a positive integer, found {arg!r}")
+    return LimitSpec(n)
+
+
+@stage_spec("$count")
+def _count(arg: str) -> CountSpec:
+    return CountSpec(arg)
 
 
 #: Reserved: the field that carries a document's evaluated sink expressions from the last stage

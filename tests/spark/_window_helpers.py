@@ -69,16 +69,18 @@ def ctx_factory():
 
 def apply_stages(df, stages):
     from headrace.spark import window_stages as WS
+    from headrace.spec.stages import spec_of
 
     for name, arg in stages:
+        spec = spec_of(name, arg)
         if name == "$group":
-            df = WS.apply_group(df, arg, ctx_factory())
+            df = WS.apply_group(df, spec, ctx_factory())
         elif name == "$sort":
-            df = WS.apply_sort(df, arg)
+            df = WS.apply_sort(df, spec)
         elif name == "$limit":
-            df = WS.apply_limit(df, arg)
+            df = WS.apply_limit(df, spec)
         elif name == "$count":
-            df = WS.apply_count(df, arg)
+            df = WS.apply_count(df, spec)
         else:
             raise ValueError(name)
     return df

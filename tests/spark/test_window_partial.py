@@ -35,7 +35,9 @@ def _cases():
 
 class _Stage:
     def __init__(self, name, arg):
-        self.name, self.arg = name, arg
+        from headrace.spec.stages import spec_of
+
+        self.name, self.arg, self.spec = name, arg, spec_of(name, arg)
 
 
 class _Spec:

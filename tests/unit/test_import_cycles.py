@@ -28,7 +28,9 @@ def _modules(root: Path) -> dict[str, tuple[Path, bool]]:
             mods[".".join(parts[:-1] if is_pkg else parts)] = (f, is_pkg)
     for d in SCRIPT_DIRS:
         for f in sorted((root / d).rglob("*.py")):
-            if f.parent.joinpath("__init__.py").exists():
+            # hidden folders hold environments and work files (benchmarks/.venv-peers), not ours
+            if f.parent.joinpath("__init__.py").exists() or any(
+                    p.startswith(".") for p in f.relative_to(root).parts[:-1]):
                 continue
             mods[f"{f.parent.relative_to(root).as_posix()}/{f.stem}"] = (f, False)
     return mods

@@ -1,4 +1,4 @@
-"""Typed stage specs: each stateless stage's argument is read once into a frozen dataclass,
+"""Typed stage specs: each stage's argument is read once into a frozen dataclass,
 and every stage compiler is registered with the spec type it takes."""
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from headrace.spec import parse_pipeline
 from headrace.spec.parse import STATELESS
 from headrace.spec.stages import (
-    STAGE_SPECS, MatchSpec, ProjectSpec, ReplaceRootSpec, SetFieldsSpec, UnsetSpec, UnwindSpec, ValidateSpec,
+    STAGE_SPECS, CountSpec, GroupSpec, LimitSpec, MatchSpec, ProjectSpec, ReplaceRootSpec, SetFieldsSpec, SortSpec,
+    UnsetSpec, UnwindSpec, ValidateSpec,
 )
 
 SRC = {"$source": {"documents": [{"a": 1}]}}
@@ -57,7 +58,23 @@ def test_window_inner_stateless_stages_carry_specs():
     p = parse_pipeline([SRC, {"$tumblingWindow": {"interval": {"size": 1, "unit": "second"}, "pipeline": [
         {"$unwind": "$a"}, {"$group": {"_id": None, "n": {"$sum": 1}}}]}}])
     inner = p.window.pipeline
-    assert inner[0].spec == UnwindSpec("a") and inner[1].spec is None
+    assert inner[0].spec == UnwindSpec("a") and inner[1].spec == GroupSpec(None, (("n", "$sum", 1),))
+
+
+def test_window_only_stages_carry_specs():
+    p = parse_pipeline([SRC, {"$hoppingWindow": {
+        "interval": {"size": 2, "unit": "second"}, "hopSize": {"size": 1, "unit": "second"}, "pipeline": [
+            {"$group": {"_id": "$k", "top": {"$max": "$v"}, "n": {"$count": {}}}},
+            {"$sort": {"n": -1, "_id": 1}}, {"$limit": 2.0}, {"$count": "windows"}]}}])
+    assert [st.spec for st in p.window.pipeline] == [
+        GroupSpec("$k", (("top", "$max", "$v"), ("n", "$count", {}))),
+        SortSpec((("n", -1), ("_id", 1))), LimitSpec(2), CountSpec("windows")]
+
+
+def test_window_stage_compilers_do_not_read_raw_arguments():
+    spark = Path(__file__).resolve().parents[2] / "headrace" / "spark"
+    for f in [spark / "window_stages.py", *sorted((spark / "windows").glob("*.py"))]:
+        assert ".arg" not in f.read_text(), f.name
 
 
 def test_stage_modules_do_not_read_raw_arguments():
@@ -66,3 +83,13 @@ def test_stage_modules_do_not_read_raw_arguments():
         if f.name == "base.py":  # builds a spec for a Stage made by hand without one
             continue
         assert "st.arg" not in f.read_text(), f.name
+
+
+def test_window_only_compilers_are_registered_with_their_spec_types():
+    from headrace.spark import window_stages  # noqa: F401  (registers them)
+    from headrace.spark.registry import STAGE_SPEC_TYPES, WINDOW_STAGES
+    from headrace.spec.parse import WINDOW_ONLY
+
+    assert set(WINDOW_STAGES) == set(WINDOW_ONLY)
+    assert {n: STAGE_SPEC_TYPES[n] for n in WINDOW_ONLY} == {
+        "$group": GroupSpec, "$sort": SortSpec, "$limit": LimitSpec, "$count": CountSpec}

@@ -35,6 +35,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ...spec.model import WindowSpec
+from ...spec.stages import GroupSpec
 from ..window_stages import window_env
 
 #: Merge the live state files into one when there are more than this many.
@@ -53,7 +54,7 @@ ROW = ("_w", "_ws", "_gk", "_seq", "_smax", "_n", "_tmax", "_amax", "_id")
 class PartialPlan:
     """A window kept as partial aggregates: its ``$group`` and the inner stages after it."""
 
-    group: dict
+    group: GroupSpec
     rest: tuple
 
     def accumulators(self) -> list[tuple[str, str, Any]]:
@@ -66,8 +67,7 @@ class PartialPlan:
         def build() -> list[tuple[str, str, Any]]:
             ctx = env.ctx()
             out = []
-            for i, (name, acc) in enumerate((f, a) for f, a in self.group.items() if f != "_id"):
-                (op, arg), = acc.items()
+            for i, (name, op, arg) in enumerate(self.group.fields):
                 out.append((name, f"_a{i}_", ACCUMULATORS[op](arg, ctx.at(f"$group.{name}.{op}"))))
             return out
         return env.once(self.group, build, "accumulators")
@@ -80,12 +80,9 @@ def partial_plan(w: WindowSpec) -> PartialPlan | None:
         return None
     if w.kind == "session" or not w.pipeline or w.pipeline[0].name != "$group":
         return None
-    spec = w.pipeline[0].arg
-    for f, acc in spec.items():
-        if f == "_id":
-            continue
-        if not isinstance(acc, dict) or len(acc) != 1 or next(iter(acc)) not in DECOMPOSABLE:
-            return None
+    spec = w.pipeline[0].spec
+    if any(op not in DECOMPOSABLE for _, op, _ in spec.fields):
+        return None
     return PartialPlan(spec, tuple(w.pipeline[1:]))
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from ...spec.model import WindowSpec
-from .. import window_stages as WS
+from ..registry import WINDOW_STAGES
 from ..stages import apply_stages
-from ..window_stages import window_env
+from ..window_stages import window_env  # (also registers the window-only stages)
 
 
 def run_window_pipeline(df: DataFrame, w: WindowSpec, after, stages=None) -> DataFrame:
@@ -14,14 +14,6 @@ def run_window_pipeline(df: DataFrame, w: WindowSpec, after, stages=None) -> Dat
     ``stages``: the inner stages to run (default: the window's whole inner pipeline)."""
     env = window_env()
     for st in (w.pipeline if stages is None else stages):
-        if st.name == "$group":
-            df = WS.apply_group(df, st.arg, lambda root: env.ctx(root))
-        elif st.name == "$sort":
-            df = WS.apply_sort(df, st.arg)
-        elif st.name == "$limit":
-            df = WS.apply_limit(df, st.arg)
-        elif st.name == "$count":
-            df = WS.apply_count(df, st.arg)
-        else:
-            df = apply_stages(df, [st], env)
+        compile_ = WINDOW_STAGES.get(st.name)
+        df = apply_stages(df, [st], env) if compile_ is None else compile_(df, st.spec, env)
     return apply_stages(df, after, env)
