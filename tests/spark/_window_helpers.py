@@ -55,34 +55,18 @@ def case_rows(case: Case, seq0: int) -> list[tuple]:
     return rows[::-1] if case.reverse_rows else rows
 
 
-def ctx_factory():
-    """The engine's expression context: ``$meta`` window bounds from ``_w``."""
-    from pyspark.sql import functions as F
-
-    from headrace.spark import values as V
-    from headrace.spark.stages import Env
-
-    env = Env(meta={"stream.window.start": V.to_variant(F.col("_w.start")),
-                    "stream.window.end": V.to_variant(F.col("_w.end"))})
-    return lambda root: env.ctx(root)
-
-
 def apply_stages(df, stages):
-    from headrace.spark import window_stages as WS
+    """The window-only ``stages`` (``(name, argument)``) through the compilers the engine uses
+    (:data:`headrace.spark.registry.WINDOW_STAGES`), in an inner pipeline's environment."""
+    from headrace.spark.registry import WINDOW_STAGES
+    from headrace.spark.window_stages import window_env
     from headrace.spec.stages import spec_of
 
+    env = window_env()
     for name, arg in stages:
-        spec = spec_of(name, arg)
-        if name == "$group":
-            df = WS.apply_group(df, spec, ctx_factory())
-        elif name == "$sort":
-            df = WS.apply_sort(df, spec)
-        elif name == "$limit":
-            df = WS.apply_limit(df, spec)
-        elif name == "$count":
-            df = WS.apply_count(df, spec)
-        else:
+        if name not in WINDOW_STAGES:
             raise ValueError(name)
+        df = WINDOW_STAGES[name](df, spec_of(name, arg), env)
     return df
 
 
