@@ -27,4 +27,6 @@ __all__ = ["compile_expression", "current"]
 from . import (  # noqa: E402,F401
     arithmetic, array_stats, arrays, bits, boolean, comparison, conditional, dates, hashed_key, hashing, literal,
     meta, objects, python_ops, rand, sets, strings, trig, types, variables,
+    arithmetic_exp_log, arithmetic_round, array_accumulators, array_build, array_lambdas, array_objects,
+    string_regex, string_search,
 )

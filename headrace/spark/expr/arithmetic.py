@@ -1,25 +1,23 @@
-"""Arithmetic: ``$add $subtract $multiply $divide $mod $abs $ceil $floor $round $trunc $sqrt
-$pow $exp $ln $log $log10 $sigmoid``.
+"""Arithmetic: ``$add $subtract $multiply $divide $mod $abs``, and the helpers the other
+arithmetic modules (and :mod:`.trig`) share. ``$ceil $floor $round $trunc`` are in
+:mod:`.arithmetic_round`, ``$sqrt $pow $exp $ln $log $log10 $sigmoid`` in
+:mod:`.arithmetic_exp_log`.
 
 MongoDB semantics: a null or missing operand gives null; a non-number is an error (dates where
 allowed). Result types: integers stay integers (an ``int`` result that does not fit 32 bits is a
 ``long``; a ``long`` overflow becomes a ``double``), any double makes a double, any decimal a
 decimal. ``$add`` takes one date plus numbers (milliseconds, doubles rounded) and gives a date;
 ``$subtract`` of two dates gives their difference in milliseconds, of a date and a number a date.
-``$divide`` always gives a double (decimal with decimals); ``$round`` rounds half to even.
-Errors (the row goes to the DLQ): non-numeric operands, division / modulo by zero, ``$sqrt`` of a
-negative, logarithms of non-positive numbers, ``$pow`` of 0 to a negative power.
+``$divide`` always gives a double (decimal with decimals). Errors (the row goes to the DLQ):
+non-numeric operands, division / modulo by zero.
 
 Deviations: decimals are computed as DECIMAL(38,18) (division with 10 fractional digits) and
 trailing zeros are dropped (``2.50`` prints as ``2.5``); integer results are ``int`` or ``long``
 by magnitude only.
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$abs`` project_abs; ``$add`` addfields_scores;
-``$ceil`` project_ceil; ``$divide`` project_divide; ``$floor`` project_floor; ``$mod`` match_mod;
-``$multiply`` project_multiply_after_toint; ``$pow`` project_sqrt_pow; ``$round``
-project_round_place; ``$sigmoid`` project_sigmoid; ``$sqrt`` project_sqrt_pow; ``$subtract`` project_abs; ``$trunc``
-project_trunc_place; ``$exp`` project_exp; ``$ln`` project_ln; ``$log`` project_log; ``$log10``
-project_log10.
+``$divide`` project_divide; ``$mod`` match_mod; ``$multiply`` project_multiply_after_toint;
+``$subtract`` project_abs.
 """
 from __future__ import annotations
 
@@ -256,99 +254,6 @@ def abs_(arg: Any, ctx: Ctx) -> Compiled:
                                       F.lit("can't take $abs of long long min")))
 
 
-def _ceil_floor(op: str, fn) -> Callable:
-    def impl(arg: Any, ctx: Ctx) -> Compiled:
-        def value(x, c):
-            d = dbl(x)
-            return (F.when(c.isin(*INT_CODES), x)
-                    .when(c == DECIMAL, v_decimal(fn(dec(x)).cast("decimal(38,18)")))
-                    .otherwise(F.when(_dbl_special(d), v_double(d)).otherwise(v_double(fn(d).cast("double")))))
-        return _unary(op, arg, ctx, value)
-    return impl
-
-
-expression("$ceil")(_ceil_floor("$ceil", F.ceil))
-expression("$floor")(_ceil_floor("$floor", F.floor))
-
-
-def _round_like(op: str, arg: Any, ctx: Ctx, truncate: bool) -> Compiled:
-    ops = operands(arg)
-    place = ops[1] if len(ops) > 1 else 0
-    args = compile_args(ops, ctx, op)
-    const_place = isinstance(place, int) and not isinstance(place, bool)
-    vals = [a.value for a in args]
-
-    def rnd_dec(d: Column, p: int) -> Column:
-        if truncate:
-            return F.when(d >= 0, F.floor(d, p)).otherwise(F.ceil(d, p)).cast("decimal(38,18)")
-        return F.bround(d, p).cast("decimal(38,18)")
-
-    def rnd_long(l: Column, p: int) -> Column:
-        if p >= 0:
-            return l
-        if truncate:
-            m = F.lit(10 ** (-p)).cast("bigint")
-            return l - (l % m)
-        return F.bround(l, p).cast("bigint")
-
-    def value_const(xs, cs):
-        x, c = xs[0], cs[0]
-        p = int(place)
-        d = dbl(x)
-        dd = d.try_cast("decimal(38,18)")
-        # doubles are rounded through their decimal text (19.25 -> 19.2 at place 1)
-        as_double = F.when(F.isnan(d) | F.abs(d).isin(float("inf")) | dd.isNull(),
-                           v_double(d if truncate or p >= 0 else F.bround(d, p))).otherwise(
-            v_double(rnd_dec(dd, p).cast("double")))
-        return (F.when(c.isin(*INT_CODES), v_long(rnd_long(lng(x), p)))
-                .when(c == DECIMAL, v_decimal(rnd_dec(dec(x), p)))
-                .when(c == DOUBLE, as_double))
-
-    def value_dyn(xs, cs):
-        x, c, pv, pc = xs[0], cs[0], xs[1], cs[1]
-        p = lng(pv)
-        scale = F.pow(F.lit(10.0), p.cast("double"))
-        d = dbl(x)
-        r = (F.when(d >= 0, F.floor(d * scale)).otherwise(F.ceil(d * scale)) if truncate
-             else F.rint(d * scale)) / scale
-        return (F.when(nullish(pc), V.NULL)
-                .when(c.isin(*INT_CODES), F.when(p >= 0, x).otherwise(v_long(r.cast("bigint"))))
-                .when(is_num(c), F.when(c == DECIMAL, v_decimal(r.cast("decimal(38,18)"))).otherwise(v_double(r))))
-
-    value_fn = value_const if const_place else value_dyn
-
-    def value(xs, cs):
-        null = nullish(cs[0]) if len(cs) == 1 else (nullish(cs[0]) | nullish(cs[1]))
-        return F.when(null, V.NULL).when(is_num(cs[0]), value_fn(xs, cs))
-
-    def error(xs, cs):
-        x, c = xs[0], cs[0]
-        e = F.when(~nullish(c) & ~is_num(c), F.concat(F.lit(f"{op} only supports numeric types, not "), found(x, c)))
-        if len(xs) > 1 and not const_place:
-            pv, pc = xs[1], cs[1]
-            p = V_integral(pv)
-            e = F.coalesce(e, F.when(~nullish(pc) & (p.isNull() | (p <= -20) | (p >= 100)),
-                                     F.concat(F.lit(f"{op}: place must be an integer in (-20, 100), found "),
-                                              found(pv, pc))))
-        return e
-
-    return Compiled(with_codes(vals, value), errors_of(args, with_codes(vals, error)))
-
-
-def V_integral(x: Column) -> Column:
-    return V.as_integral(x)
-
-
-@expression("$round")
-def round_(arg: Any, ctx: Ctx) -> Compiled:
-    return _round_like("$round", arg, ctx, truncate=False)
-
-
-@expression("$trunc")
-def trunc(arg: Any, ctx: Ctx) -> Compiled:
-    return _round_like("$trunc", arg, ctx, truncate=True)
-
-
 def _double_fn(op: str, fn, domain=None, domain_msg: str = "") -> Callable:
     """A double-valued function (decimal in, decimal out)."""
     def impl(arg: Any, ctx: Ctx) -> Compiled:
@@ -364,57 +269,3 @@ def _double_fn(op: str, fn, domain=None, domain_msg: str = "") -> Callable:
                 return F.when(~(domain(d) | F.isnan(d)), F.concat(F.lit(domain_msg), found(x, c)))
         return _unary(op, arg, ctx, value, extra)
     return impl
-
-
-expression("$sqrt")(_double_fn("$sqrt", F.sqrt, lambda d: d >= 0,
-                               "$sqrt's argument must be greater than or equal to 0, found "))
-expression("$exp")(_double_fn("$exp", F.exp))
-expression("$ln")(_double_fn("$ln", F.log, lambda d: d > 0, "$ln's argument must be a positive number, found "))
-expression("$log10")(_double_fn("$log10", F.log10, lambda d: d > 0,
-                                "$log10's argument must be a positive number, found "))
-# 1 / (1 + e^-x): e^-x overflows to infinity for x below about -709, giving 0
-expression("$sigmoid")(_double_fn("$sigmoid", lambda d: F.lit(1.0) / (F.lit(1.0) + F.exp(-d))))
-
-
-@expression("$log")
-def log(arg: Any, ctx: Ctx) -> Compiled:
-    def value(a, b, ca, cb):
-        x, base = dbl(a), dbl(b)
-        r = F.log(x) / F.log(base)
-        ok = is_num(ca) & is_num(cb) & (((x > 0) & (base > 0) & (base != 1)) | F.isnan(x) | F.isnan(base))
-        return (F.when(nullish(ca) | nullish(cb), _null())
-                .when(ok, F.when((ca == DECIMAL) | (cb == DECIMAL), v_decimal(r.try_cast("decimal(38,18)")))
-                      .otherwise(v_double(r))))
-
-    def error(a, b, ca, cb):
-        x, base = dbl(a), dbl(b)
-        nums = is_num(ca) & is_num(cb)
-        return F.coalesce(
-            _num_pair_error("$log", a, b, ca, cb),
-            F.when(nums & ~F.isnan(x) & (x <= 0),
-                   F.concat(F.lit("$log's argument must be a positive number, found "), found(a, ca))),
-            F.when(nums & ~F.isnan(base) & ((base <= 0) | (base == 1)),
-                   F.concat(F.lit("$log's base must be a positive number not equal to 1, found "), found(b, cb))))
-    return _binary("$log", arg, ctx, value, error)
-
-
-@expression("$pow")
-def pow_(arg: Any, ctx: Ctx) -> Compiled:
-    def value(a, b, ca, cb):
-        base, e = dbl(a), dbl(b)
-        r = F.pow(base, e)
-        ints = ca.isin(*INT_CODES) & cb.isin(*INT_CODES)
-        # integer powers stay integers while exact; a negative exponent gives a double
-        int_result = F.when((e >= 0) & (F.abs(r) < _TWO53), v_long(r.cast("bigint"))).otherwise(v_double(r))
-        return (F.when(nullish(ca) | nullish(cb), _null())
-                .when(~(is_num(ca) & is_num(cb)), _null())
-                .when((base == 0) & (e < 0), _null())
-                .when(ints, int_result)
-                .when((ca == DECIMAL) | (cb == DECIMAL), v_decimal(r.try_cast("decimal(38,18)")))
-                .otherwise(v_double(r)))
-
-    def error(a, b, ca, cb):
-        return F.coalesce(_num_pair_error("$pow", a, b, ca, cb),
-                          F.when(is_num(ca) & is_num(cb) & (dbl(a) == 0) & (dbl(b) < 0),
-                                 F.lit("$pow cannot take a base of 0 and a negative exponent")))
-    return _binary("$pow", arg, ctx, value, error)

@@ -1,0 +1,71 @@
+"""Arrays to documents and back: ``$arrayToObject $objectToArray``. ``$arrayToObject`` takes
+``[k, v]`` pairs or ``{k, v}`` documents (a repeated name keeps the last value); a null or
+missing input gives null, another type an error. Deviation: ``$objectToArray`` lists fields in
+name order (documents store fields sorted).
+
+Golden cases (``tests/golden/cases/<name>.json``): ``$arrayToObject`` project_arraytoobject;
+``$objectToArray`` project_objecttoarray (a known difference: field order).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from .. import values as V
+from ..registry import Compiled, Ctx, expression, first_error
+from ._common import CODE, compile_args, nullish, operands, with_codes
+from .arrays import ARRAY, _elems, _not_array
+
+
+def entries_object(entries: Column) -> Column:
+    """A VARIANT object from an array of struct<k: string, v: variant> (last key wins)."""
+    kept = F.filter(entries, lambda e, i: e["k"].isNotNull() & ~F.exists(
+        F.slice(entries, i + 2, F.greatest(F.size(entries), F.lit(1))), lambda o: o["k"] == e["k"]))
+    return V.make_object(F.map_from_entries(F.transform(kept, lambda e: F.struct(e["k"].alias("key"),
+                                                                                  e["v"].alias("value")))))
+
+
+@expression("$arrayToObject")
+def array_to_object(arg: Any, ctx: Ctx) -> Compiled:
+    a = compile_args(operands(arg), ctx, "$arrayToObject")[0]
+
+    def entry(e: Column) -> Column:
+        pair_k = F.get(_elems(e), 0)
+        pair_v = F.get(_elems(e), 1)
+        is_pair = V.is_array(e) & (F.size(_elems(e)) == 2)
+        obj = V.object_entries(e)
+        is_kv = obj.isNotNull() & (F.size(obj) == 2) & obj["k"].isNotNull() & obj["v"].isNotNull()
+        k = F.when(is_pair, V.as_string(pair_k)).when(is_kv, V.as_string(obj["k"]))
+        v = F.when(is_pair, pair_v).when(is_kv, obj["v"])
+        return F.struct(k.alias("k"), v.alias("v"))
+
+    def value(xs, cs):
+        entries = F.transform(_elems(xs[0]), entry)
+        return F.when(nullish(cs[0]), V.NULL).when(cs[0] == ARRAY, entries_object(entries))
+
+    def error(xs, cs):
+        bad = F.filter(_elems(xs[0]), lambda e: entry(e)["k"].isNull())
+        return (F.when(nullish(cs[0]), F.lit(None).cast("string"))
+                .when(cs[0] != ARRAY, _not_array("$arrayToObject requires an array input, found: ", xs[0], cs[0]))
+                .when(F.size(bad) > 0, F.concat(
+                    F.lit("$arrayToObject requires [name, value] pairs with a string name or {k, v} documents, found "),
+                    F.coalesce(F.to_json(F.get(bad, 0)), F.lit("")))))
+
+    return Compiled(with_codes([a.value], value), first_error(a.error, with_codes([a.value], error)))
+
+
+@expression("$objectToArray")
+def object_to_array(arg: Any, ctx: Ctx) -> Compiled:
+    a = compile_args(operands(arg), ctx, "$objectToArray")[0]
+
+    def value(xs, cs):
+        entries = F.map_entries(V.object_entries(xs[0]))
+        arr = F.transform(entries, lambda e: V.make_object([("k", e["key"].cast("variant")), ("v", e["value"])]))
+        return F.when(nullish(cs[0]), V.NULL).when(cs[0] == CODE["object"], V.make_array(arr))
+
+    def error(xs, cs):
+        return F.when(~nullish(cs[0]) & (cs[0] != CODE["object"]),
+                      _not_array("$objectToArray requires a document input, found: ", xs[0], cs[0]))
+    return Compiled(with_codes([a.value], value), first_error(a.error, with_codes([a.value], error)))
