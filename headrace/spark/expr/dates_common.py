@@ -1,0 +1,120 @@
+"""What the date operators share: reading a date argument (a date or an ObjectId) as epoch
+milliseconds and its conversion error, the ``timezone`` argument (:class:`_Tz`, UTC, an Olson
+name or an offset) with conversions between instants and local wall-clock time, the calendar
+parts of a local time, and constant string arguments.
+"""
+from __future__ import annotations
+
+import zoneinfo
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from .. import values as V
+from ..registry import Compiled, Ctx, first_error
+from ._common import CODE, compile_child, found, ms_to_ntz, ntz_to_ms, nullish
+
+DATE = CODE["date"]
+OID = CODE["objectId"]
+_ZONES = sorted(zoneinfo.available_timezones())
+_OFFSET_RX = r"^[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?$"
+
+
+# --------------------------------------------------------------------------- arguments
+
+def _date_ms(x: Column, c: Column) -> Column:
+    """Milliseconds of a bound date or ObjectId, else NULL."""
+    oid_secs = F.conv(F.substring(V.oid_hex(x), 1, 8), 16, 10).cast("bigint")
+    return (F.when(c == DATE, F.unix_millis(F.try_variant_get(x, "$", "timestamp")))
+            .when(c == OID, oid_secs * 1000))
+
+
+def _date_error(op: str, x: Column, c: Column) -> Column:
+    return F.when(~nullish(c) & (c != DATE) & (c != OID),
+                  F.concat(F.lit(f"{op}: can't convert to Date, found "), found(x, c)))
+
+
+class _Tz:
+    """A timezone argument: None (UTC), a constant, or a per-document expression."""
+
+    def __init__(self, spec: Any, ctx: Ctx, op: str):
+        self.compiled: Compiled | None = None
+        self.const: str | None = None
+        if isinstance(spec, dict) and "$literal" in spec:
+            spec = spec["$literal"]
+        if spec is None or spec in ("UTC", "Etc/UTC", "GMT", "Z", "+00:00", "+0000", "+00"):
+            return
+        if isinstance(spec, str) and not spec.startswith("$"):
+            self.const = spec
+        else:
+            self.compiled = compile_child(spec, ctx, op, "timezone")
+
+    @property
+    def utc(self) -> bool:
+        return self.const is None and self.compiled is None
+
+    def column(self) -> Column | None:
+        if self.const is not None:
+            return F.lit(self.const)
+        if self.compiled is not None:
+            s = V.as_string(self.compiled.value)
+            return F.when(self.valid(s), s)
+        return None
+
+    @staticmethod
+    def valid(s: Column) -> Column:
+        return s.rlike(_OFFSET_RX) | F.array_contains(F.array(*[F.lit(z) for z in _ZONES]), s)
+
+    def error(self, op: str) -> Column | None:
+        if self.compiled is None:
+            return None
+        v = self.compiled.value
+        s = V.as_string(v)
+        bad = F.when(~V.is_null_or_missing(v) & (s.isNull() | ~self.valid(F.coalesce(s, F.lit("")))),
+                     F.concat(F.lit(f"{op}: unrecognized time zone, found "), F.coalesce(F.to_json(v), F.lit(""))))
+        return first_error(self.compiled.error, bad)
+
+    def utc_col(self) -> Column:
+        return F.lit(self.utc)
+
+    def is_null(self) -> Column:
+        return V.is_null_or_missing(self.compiled.value) if self.compiled is not None else F.lit(False)
+
+
+def _local_ms(ms: Column, tz: _Tz) -> Column:
+    """Local wall-clock milliseconds (as if UTC) of an instant."""
+    if tz.utc:
+        return ms
+    return ntz_to_ms(F.convert_timezone(F.lit("UTC"), tz.column(), ms_to_ntz(ms)))
+
+
+def _utc_ms(local_ms: Column, tz: _Tz) -> Column:
+    """The instant of a local wall-clock time."""
+    if tz.utc:
+        return local_ms
+    return ntz_to_ms(F.convert_timezone(tz.column(), F.lit("UTC"), ms_to_ntz(local_ms)))
+
+
+def _parts(local_ms: Column) -> dict[str, Column]:
+    ntz = ms_to_ntz(local_ms)
+    dow = F.dayofweek(ntz)  # 1 = Sunday
+    doy = F.dayofyear(ntz)
+    return {
+        "year": F.year(ntz), "month": F.month(ntz), "dayOfMonth": F.dayofmonth(ntz),
+        "hour": F.hour(ntz), "minute": F.minute(ntz), "second": F.second(ntz),
+        "millisecond": F.pmod(local_ms, F.lit(1000)),
+        "dayOfWeek": dow, "dayOfYear": doy,
+        "week": F.floor((doy - 1 + 7 - (dow - 1)) / 7).cast("int"),
+        "isoWeek": F.weekofyear(ntz),
+        "isoWeekYear": F.date_part(F.lit("YEAROFWEEK"), ntz),
+        "isoDayOfWeek": F.date_part(F.lit("DAYOFWEEK_ISO"), ntz),
+    }
+
+
+def _const_str(spec: Any) -> tuple[bool, Any]:
+    if isinstance(spec, dict) and "$literal" in spec:
+        spec = spec["$literal"]
+    if spec is None or (isinstance(spec, str) and not spec.startswith("$")):
+        return True, spec
+    return False, spec

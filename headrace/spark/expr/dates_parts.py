@@ -1,0 +1,141 @@
+"""Date parts: ``$year $month $dayOfMonth $hour $minute $second $millisecond $dayOfWeek
+$dayOfYear $week $isoWeek $isoWeekYear $isoDayOfWeek`` (``date``, ``[date]`` or ``{date,
+timezone}``), ``$dateToParts`` and ``$dateFromParts`` (calendar or ISO week parts, out-of-range
+parts carrying over).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import functions as F
+
+from .. import values as V
+from ..registry import Compiled, Ctx, expression, first_error
+from ._common import compile_child, found, ntz_to_ms, nullish, v_date_ms, v_long, with_codes
+from .dates_common import _Tz, _date_error, _date_ms, _local_ms, _parts, _utc_ms
+
+
+def _date_and_tz(arg: Any) -> tuple[Any, Any]:
+    if isinstance(arg, list):
+        return arg[0], None
+    if isinstance(arg, dict) and "date" in arg and not any(k.startswith("$") for k in arg):
+        return arg["date"], arg.get("timezone")
+    return arg, None
+
+
+# ------------------------------------------------------------------------------- parts
+
+def _part_op(op: str, part: str):
+    def impl(arg: Any, ctx: Ctx) -> Compiled:
+        date_expr, tz_spec = _date_and_tz(arg)
+        d = compile_child(date_expr, ctx, op, "date")
+        tz = _Tz(tz_spec, ctx, op)
+
+        def value(xs, cs):
+            ms = _date_ms(xs[0], cs[0])
+            out = v_long(_parts(_local_ms(ms, tz))[part])
+            return F.when(nullish(cs[0]) | tz.is_null(), V.NULL).when(ms.isNotNull(), out)
+
+        def error(xs, cs):
+            return _date_error(op, xs[0], cs[0])
+
+        return Compiled(with_codes([d.value], value), first_error(d.error, tz.error(op), with_codes([d.value], error)))
+    return impl
+
+
+for _op, _part in (("$year", "year"), ("$month", "month"), ("$dayOfMonth", "dayOfMonth"), ("$hour", "hour"),
+                   ("$minute", "minute"), ("$second", "second"), ("$millisecond", "millisecond"),
+                   ("$dayOfWeek", "dayOfWeek"), ("$dayOfYear", "dayOfYear"), ("$week", "week"),
+                   ("$isoWeek", "isoWeek"), ("$isoWeekYear", "isoWeekYear"), ("$isoDayOfWeek", "isoDayOfWeek")):
+    expression(_op)(_part_op(_op, _part))
+
+
+@expression("$dateToParts")
+def date_to_parts(arg: dict, ctx: Ctx) -> Compiled:
+    d = compile_child(arg["date"], ctx, "$dateToParts", "date")
+    tz = _Tz(arg.get("timezone"), ctx, "$dateToParts")
+    iso = arg.get("iso8601", False)
+    iso = iso.get("$literal") if isinstance(iso, dict) else iso
+    names = (["isoWeekYear", "isoWeek", "isoDayOfWeek"] if iso else ["year", "month", "day"]) + \
+        ["hour", "minute", "second", "millisecond"]
+
+    def value(xs, cs):
+        ms = _date_ms(xs[0], cs[0])
+        p = _parts(_local_ms(ms, tz))
+        p["day"] = p["dayOfMonth"]
+        obj = V.make_object([(n, v_long(p[n])) for n in names])
+        return F.when(nullish(cs[0]) | tz.is_null(), V.NULL).when(ms.isNotNull(), obj)
+
+    return Compiled(with_codes([d.value], value),
+                    first_error(d.error, tz.error("$dateToParts"),
+                                with_codes([d.value], lambda xs, cs: _date_error("$dateToParts", xs[0], cs[0]))))
+
+
+_PART_LIMITS = {"year": (1, 9999), "isoWeekYear": (1, 9999)}
+
+
+@expression("$dateFromParts")
+def date_from_parts(arg: dict, ctx: Ctx) -> Compiled:
+    op = "$dateFromParts"
+    iso = "isoWeekYear" in arg
+    names = (["isoWeekYear", "isoWeek", "isoDayOfWeek"] if iso else ["year", "month", "day"]) + \
+        ["hour", "minute", "second", "millisecond"]
+    defaults = {"isoWeek": 1, "isoDayOfWeek": 1, "month": 1, "day": 1, "hour": 0, "minute": 0, "second": 0,
+                "millisecond": 0}
+    compiled = {n: compile_child(arg[n], ctx, op, n) for n in names if n in arg}
+    tz = _Tz(arg.get("timezone"), ctx, op)
+    present = [n for n in names if n in compiled]
+
+    def value(xs, cs):
+        got = dict(zip(present, zip(xs, cs)))
+        ints = {n: V.as_integral(got[n][0]) if n in got else F.lit(defaults[n]).cast("bigint") for n in names}
+        any_null = F.lit(False)
+        for n in present:
+            any_null = any_null | nullish(got[n][1])
+        ok = F.lit(True)
+        for n in present:
+            ok = ok & ints[n].isNotNull()
+        lo, hi = _PART_LIMITS["isoWeekYear" if iso else "year"]
+        year = ints["isoWeekYear" if iso else "year"]
+        ok = ok & year.between(lo, hi)
+        if iso:
+            jan4 = F.make_date(year.cast("int"), F.lit(1), F.lit(4))
+            monday = F.date_sub(jan4, (F.date_part(F.lit("DAYOFWEEK_ISO"), jan4) - 1).cast("int"))
+            base_ms = ntz_to_ms(monday.cast("timestamp_ntz"))
+            days = F.try_add(F.try_multiply(F.try_subtract(ints["isoWeek"], F.lit(1)), F.lit(7)),
+                             F.try_subtract(ints["isoDayOfWeek"], F.lit(1)))
+            day_ms = F.try_multiply(days, F.lit(86_400_000))
+        else:
+            months = F.when(ints["month"].between(-1_000_000, 1_000_000), ints["month"] - 1)
+            first = F.add_months(F.make_date(year.cast("int"), F.lit(1), F.lit(1)), months.cast("int"))
+            base_ms = ntz_to_ms(first.cast("timestamp_ntz"))
+            day_ms = F.try_multiply(F.try_subtract(ints["day"], F.lit(1)), F.lit(86_400_000))
+        local = base_ms
+        for part in (day_ms, F.try_multiply(ints["hour"], F.lit(3_600_000)),
+                     F.try_multiply(ints["minute"], F.lit(60_000)), F.try_multiply(ints["second"], F.lit(1000)),
+                     ints["millisecond"]):
+            local = F.try_add(local, part)
+        local = F.when(local.between(-6e15, 6e15), local)
+        return F.when(any_null | tz.is_null(), V.NULL).when(ok, v_date_ms(_utc_ms(local, tz)))
+
+    def error(xs, cs):
+        any_null = F.lit(False)
+        for c in cs:
+            any_null = any_null | nullish(c)
+        errs = []
+        for n, x, c in zip(present, xs, cs):
+            errs.append(F.when(~nullish(c) & V.as_integral(x).isNull(),
+                               F.concat(F.lit(f"{op}: '{n}' must evaluate to an integer, found "), found(x, c))))
+            if n in _PART_LIMITS:
+                lo, hi = _PART_LIMITS[n]
+                errs.append(F.when(~nullish(c) & ~V.as_integral(x).between(lo, hi),
+                                   F.concat(F.lit(f"{op}: '{n}' must evaluate to an integer in the range {lo} to {hi}, "
+                                                  "found "), found(x, c))))
+        errs.append(F.when(~any_null & ~tz.is_null() & value(xs, cs).isNull(),
+                           F.lit(f"{op}: the parts do not make a date in range")))
+        return F.coalesce(*errs)
+
+    vals = [compiled[n].value for n in present]
+    err = with_codes(vals, error) if vals else None
+    return Compiled(with_codes(vals, value) if vals else V.NULL,
+                    first_error(*[compiled[n].error for n in present], tz.error(op), err))
