@@ -3,155 +3,34 @@
 A :class:`Stream` object is a handle on ``<home>/streams/<name>``; any number of handles in
 any number of processes may use one stream at once. A handle may be used by one thread at a
 time.
+
+The shard table is in :mod:`.shards`, the file helpers (atomic JSON, flock, the streams
+directory) in :mod:`.files`; their names stay importable from here.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
-import re
 import time
 from bisect import bisect_right
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..connections import headrace_home
 from .errors import (InvalidArgument, MergeNotAdjacent, ShardClosed, ShardUnknown, SplitKeyOutOfRange,
                      StreamExists, StreamUnknown)
+from .files import _fsync_dir, file_lock, list_streams, streams_dir, write_json_atomic
 from .log import Record, ShardLog, now_us
+from .shards import (FORMAT, MAX_HASH, MAX_SHARDS, Meta, Shard, check_name, hash_key, parse_hash_key, readable,
+                     shard_name)
 
-FORMAT = 1
-MAX_HASH = (1 << 128) - 1
-MAX_SHARDS = 4096
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-
-
-def hash_key(partition_key: str) -> int:
-    """The 128-bit hash key of a partition key: MD5 of its UTF-8 bytes, as a big-endian int."""
-    return int.from_bytes(hashlib.md5(partition_key.encode("utf-8")).digest(), "big")
-
-
-def check_name(kind: str, name: str) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise InvalidArgument(
-            f"invalid {kind} name {name!r}: use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit",
-            code="NAME_INVALID")
-    return name
-
-
-def shard_name(n: int) -> str:
-    return f"shard-{n:06d}"
-
-
-@dataclass
-class Shard:
-    """One shard: hash key range ``[start, end]`` (inclusive), lineage and state.
-
-    ``end_seq`` is the number of records of a closed shard (its next sequence number when it
-    closed); ``None`` while open.
-    """
-
-    id: str
-    start: int
-    end: int
-    parents: list[str] = field(default_factory=list)
-    children: list[str] = field(default_factory=list)
-    created_us: int = 0
-    closed_us: int | None = None
-    end_seq: int | None = None
-
-    @property
-    def open(self) -> bool:
-        return self.end_seq is None
-
-    def to_json(self) -> dict:
-        return {"id": self.id, "start": str(self.start), "end": str(self.end), "parents": self.parents,
-                "children": self.children, "created_us": self.created_us, "closed_us": self.closed_us,
-                "end_seq": self.end_seq}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "Shard":
-        return cls(d["id"], int(d["start"]), int(d["end"]), list(d.get("parents", [])), list(d.get("children", [])),
-                   int(d.get("created_us", 0)), d.get("closed_us"), d.get("end_seq"))
-
-
-@dataclass
-class Meta:
-    name: str
-    shards: dict[str, Shard]
-    next_shard: int
-    version: int
-    created_us: int
-
-    def to_json(self) -> dict:
-        return {"format": FORMAT, "name": self.name, "version": self.version, "next_shard": self.next_shard,
-                "created_us": self.created_us, "shards": [s.to_json() for s in self.shards.values()]}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "Meta":
-        if d.get("format") != FORMAT:
-            raise InvalidArgument(f"stream {d.get('name')!r} has format {d.get('format')!r}, expected {FORMAT}",
-                                  code="STREAM_FORMAT")
-        shards = {s["id"]: Shard.from_json(s) for s in d["shards"]}
-        return cls(d["name"], shards, int(d["next_shard"]), int(d["version"]), int(d.get("created_us", 0)))
-
-    def open_shards(self) -> list[Shard]:
-        return sorted((s for s in self.shards.values() if s.open), key=lambda s: s.start)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Replace ``path`` with ``data`` as JSON: temp file, fsync, rename, fsync the directory."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, separators=(",", ":"))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-@contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the flock
-
-
-def streams_dir(home: "str | os.PathLike[str] | None" = None) -> Path:
-    return headrace_home(home) / "streams"
-
-
-def list_streams(home: "str | os.PathLike[str] | None" = None) -> list[str]:
-    d = streams_dir(home)
-    if not d.is_dir():
-        return []
-    return sorted(p.name for p in d.iterdir() if not p.name.startswith(".") and (p / "stream.json").is_file())
-
-
-def parse_hash_key(text: "str | int") -> int:
-    """A hash key given as a decimal integer (or ``0x`` hex)."""
-    try:
-        value = int(text, 0) if isinstance(text, str) else int(text)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"hash key must be an integer in [0, 2**128-1], found {text!r}",
-                              code="HASH_KEY_INVALID") from None
-    if not 0 <= value <= MAX_HASH:
-        raise InvalidArgument(f"hash key must be in [0, 2**128-1], found {value}", code="HASH_KEY_INVALID")
-    return value
+__all__ = [
+    "FORMAT", "MAX_HASH", "MAX_SHARDS", "hash_key", "check_name", "shard_name", "Shard", "Meta",
+    "write_json_atomic", "file_lock", "streams_dir", "list_streams", "parse_hash_key", "create_stream",
+    "PutResult", "Stream", "readable", "watermark_partitions",
+]
 
 
 def create_stream(home: "str | os.PathLike[str] | None", name: str, shards: int = 1, *,
@@ -415,21 +294,6 @@ class Stream:
                            "created_us": s.created_us, "closed_us": s.closed_us})
         return {"name": self.name, "version": meta.version, "home": str(self.home),
                 "open_shards": sum(1 for s in meta.shards.values() if s.open), "shards": shards}
-
-
-def readable(meta: Meta, positions: Mapping[str, int]) -> list[Shard]:
-    """Shards that may be read given per-shard positions (next sequence numbers).
-
-    A shard is readable once each of its parents is closed and drained (position == end_seq);
-    a closed shard that is drained is not readable. Parent-first order follows from this.
-    """
-    out = []
-    for s in meta.shards.values():
-        if not s.open and positions.get(s.id, 0) >= (s.end_seq or 0):
-            continue
-        if all(not meta.shards[p].open and positions.get(p, 0) >= (meta.shards[p].end_seq or 0) for p in s.parents):
-            out.append(s)
-    return sorted(out, key=lambda s: s.id)
 
 
 def watermark_partitions(home: "str | os.PathLike[str] | None", stream: str,
