@@ -167,13 +167,23 @@ CODE = {n: i for i, n in enumerate(TYPE_NAMES)}
 NUMBER_CODES = (CODE["int"], CODE["long"], CODE["double"], CODE["decimal"])
 
 
+#: constant maps and arrays built once (like MISSING / NULL): each use otherwise costs a py4j call per element
+_CONST_COLUMNS: dict[tuple, Column] = {}
+
+
 def _const_map(d: Mapping) -> Column:
-    args = []
-    for k, x in d.items():
-        args += [F.lit(k), F.lit(x)]
-    return F.create_map(*args)
+    key = ("map", *((type(k), k, type(x), x) for k, x in d.items()))
+    if key not in _CONST_COLUMNS:
+        args = []
+        for k, x in d.items():
+            args += [F.lit(k), F.lit(x)]
+        _CONST_COLUMNS[key] = F.create_map(*args)
+    return _CONST_COLUMNS[key]
 
 
 def _const_array(xs: list) -> Column:
-    return F.array(*[F.lit(x) for x in xs])
+    key = ("array", *((type(x), x) for x in xs))
+    if key not in _CONST_COLUMNS:
+        _CONST_COLUMNS[key] = F.array(*[F.lit(x) for x in xs])
+    return _CONST_COLUMNS[key]
 
