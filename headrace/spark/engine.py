@@ -206,7 +206,7 @@ class Processor:
         return compile_expression(self.p.source.time_field, self._env.ctx(where="$source.timeField"))
 
     def _batch(self, bdf: DataFrame, batch_id: int) -> bool:
-        from .runtime.prepare import prepare
+        from .runtime.prepare import prepare, prepare_steps
 
         prev = self.checkpoints.load(batch_id) or EngineState()
         st = EngineState.from_json(prev.to_json())      # this batch's copy
@@ -221,7 +221,8 @@ class Processor:
         time_field = None if self.p.source.time_field is None else env.once(self.p.source, self._compile_time_field)
         if self._codegen.on is None:
             self._codegen.set(bdf.sparkSession, 0)
-        src = prepare(bdf, self.p.source, time_field).persist()
+        steps = env.once(self.p.source, lambda: prepare_steps(self.p.source, time_field), "prepare")
+        src = prepare(bdf, self.p.source, time_field, steps).persist()
         try:
             with env.active():
                 return self._batch_body(src, batch_id, prev, st, env)

@@ -25,6 +25,13 @@ from ..windows.fixed import wkey
 from .state import Checkpoint, EngineState, StateFile
 
 _TYPES = dict(c.split(" ", 1) for c in RECORD_SCHEMA.split(", "))
+_NULLS: dict[str, Column] = {}      # the typed NULL of each record column, built once (py4j calls)
+
+
+def _null(c: str) -> Column:
+    if c not in _NULLS:
+        _NULLS[c] = F.lit(None).cast(_TYPES[c]).alias(c)
+    return _NULLS[c]
 
 
 class BatchWork:
@@ -44,7 +51,7 @@ class BatchWork:
     def _piece(self, df: DataFrame, cols: dict[str, Column]) -> None:
         """Add rows to what the batch writes: ``cols`` over ``df``, the rest NULL, in order of step."""
         cols = {"_ph": F.lit(len(self.pieces)), **cols}
-        self.pieces.append(df.select(*[(cols[c] if c in cols else F.lit(None)).cast(t).alias(c)
+        self.pieces.append(df.select(*[cols[c].cast(t).alias(c) if c in cols else _null(c)
                                        for c, t in _TYPES.items()]))
 
     def add_rows(self, df: DataFrame) -> None:

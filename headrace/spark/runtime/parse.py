@@ -34,12 +34,19 @@ def normalized(raw: Column) -> Column:
     return F.replace(F.replace(text, F.lit(_QT), F.lit('\\"')), F.lit(_BS), F.lit("\\\\"))
 
 
+def parse_columns(is_data: Column) -> list[dict[str, Column]]:
+    """The two column steps that fill ``doc`` and ``error`` of source rows the reader left to the
+    JVM (both NULL), through a temporary ``_pj`` (dropped by the caller)."""
+    todo = is_data & F.col("doc").isNull() & F.col("error").isNull()
+    ok = V.is_object_raw(F.col("_pj"))
+    return [{"_pj": F.when(todo, F.try_parse_json(normalized(F.col("raw"))))},
+            {"doc": F.when(todo, F.when(ok, F.col("_pj"))).otherwise(F.col("doc")),
+             "error": F.when(todo & ~F.coalesce(ok, F.lit(False)), F.lit(NOT_JSON)).otherwise(F.col("error"))}]
+
+
+
 def parse(df: DataFrame, is_data: Column) -> DataFrame:
     """Fill ``doc`` and ``error`` of source rows the reader left to the JVM (both NULL)."""
-    todo = is_data & F.col("doc").isNull() & F.col("error").isNull()
-    df = df.withColumn("_pj", F.when(todo, F.try_parse_json(normalized(F.col("raw")))))
-    ok = V.is_object_raw(F.col("_pj"))
-    return df.withColumns({
-        "doc": F.when(todo, F.when(ok, F.col("_pj"))).otherwise(F.col("doc")),
-        "error": F.when(todo & ~F.coalesce(ok, F.lit(False)), F.lit(NOT_JSON)).otherwise(F.col("error")),
-    }).drop("_pj")
+    for cols in parse_columns(is_data):
+        df = df.withColumns(cols)
+    return df.drop("_pj")
