@@ -1,8 +1,10 @@
-"""Shared by the Kafka and Redis tests: the windowed pipeline, its input and its expected output,
-and a CLI run killed with SIGKILL."""
+"""Shared by the Kafka, Redis and MongoDB tests: the windowed pipeline, its input and its
+expected output, and a CLI run killed with SIGKILL (or, in CI for Kafka and Redis, the same
+crash in-process: :func:`crash_after_sink`)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -10,6 +12,10 @@ import time
 from pathlib import Path
 
 from headrace import ejson
+
+#: HEADRACE_LONG_TESTS=1: the Kafka and Redis processors are also killed as CLI processes (SIGKILL);
+#: CI kills the MongoDB one that way and crashes the other two in-process (a JVM start each saved)
+LONG = bool(os.environ.get("HEADRACE_LONG_TESTS"))
 
 BASE = 1_714_564_800_000   # 2024-05-01T12:00:00Z
 WINDOW_MS = 10_000
@@ -91,3 +97,17 @@ def kill_cli_after_batch(pipe: dict, tmp_path: Path, connections: Path, batch: i
     proc.send_signal(signal.SIGKILL)
     _out, err = proc.communicate()
     return pf, ck, err.decode(errors="replace")
+
+
+class Crash(RuntimeError):
+    pass
+
+
+def crash_after_sink(batch: int, written=None):
+    """A ``RunOptions.fault`` that stops the processor once a micro-batch from ``batch`` on has
+    written its sink (and ``written()`` says the output holds something, when given), before Spark
+    commits it: what a SIGKILL at that instant leaves behind."""
+    def fault(batch_id: int, phase: str) -> None:
+        if phase == "after_sink" and batch_id >= batch and (written is None or written()):
+            raise Crash(f"crash after the sink of micro-batch {batch_id}")
+    return fault
