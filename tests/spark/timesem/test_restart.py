@@ -93,7 +93,7 @@ def test_crash_after_sink_before_commit_resumes_exactly(spark, straight, tmp_pat
 
 
 @pytest.mark.skipif(not os.environ.get("HEADRACE_LONG_TESTS"),
-                    reason="long (a CLI kill -9 in open windows also runs in test_kafka/test_redis_streams): "
+                    reason="long (a CLI kill -9 in open windows also runs in integration/test_mongodb.py): "
                            "HEADRACE_LONG_TESTS=1")
 def test_kill_9_of_the_cli_resumes_exactly(spark, straight, tmp_path):
     home = tmp_path / "h"
