@@ -12,8 +12,6 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
-HERE = Path(__file__).parent
-
 
 def _pipeline(tmp: Path) -> Path:
     # three arrival instants: three data micro-batches (each closes the windows the last one left open)
@@ -53,8 +51,7 @@ def _run(pipe: Path, home: Path, master: str) -> tuple[list, list]:
 
 
 def test_windowed_pipeline_on_a_standalone_cluster_equals_local(tmp_path):
-    sys.path.insert(0, str(HERE))
-    from spark_cluster import StandaloneCluster
+    from headrace.spark.cluster import StandaloneCluster
 
     pipe = _pipeline(tmp_path)
     local_out, local_dlq = _run(pipe, tmp_path / "local", "local[2]")

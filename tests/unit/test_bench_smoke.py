@@ -62,3 +62,18 @@ def test_results_render_on_fake_numbers() -> None:
     assert "not run: ImportError" in md
     assert "## What could not be run" in md
     assert report.percentile([1, 2, 3, 4], 50) == 2 and report.percentile([5], 99) == 5
+
+
+def test_scaling_table_renders_runs_checks_and_failures() -> None:
+    import scaling_bench
+
+    ok = {"throughput": 4808.4, "drain_s": 41.6, "startup_s": 7.6, "rss_mb": 2496,
+          "check": {"missing": 0, "wrong": 0}, "load_before": "1.59 1.61 2.20"}
+    bad = {"error": "runner exited with code 1 before draining the backlog", "check": {"missing": 3, "wrong": 0},
+           "load_before": "2.00 1.00 1.00"}
+    md = scaling_bench.render([("local[2] (2 cores)", [ok]), ("standalone, 2 workers x 1 core", [bad])],
+                              {"cpu": "x", "cores": 2, "memory_gb": 23.6, "load": "0.1 (1/5/15 min)"},
+                              "2026-11-26 10:28 UTC", 200_000, 100_000)
+    assert "| local[2] (2 cores) | 4,808 | 4,808 | 41.6 | 7.6 | 2496 | ✓ |" in md
+    assert "| standalone, 2 workers x 1 core | — | failed: runner exited" in md and "missing 3, wrong 0" in md
+    assert "200,000 solar lines" in md and "23.6 GB" in md

@@ -1,6 +1,8 @@
-"""A private Spark standalone cluster for tests: one master and N workers started from the
-installed pyspark (``bin/spark-class``) on free loopback ports, in a temp directory, never the
-machine's shared ones. :meth:`StandaloneCluster.stop` kills every process it started.
+"""A private Spark standalone cluster for tests and benchmarks: one master and N workers started
+from the installed pyspark (``bin/spark-class``) on free loopback ports, in a temp directory, never
+the machine's shared ones. :meth:`StandaloneCluster.stop` kills every process it started. Used by
+``tests/integration/test_standalone_cluster.py`` and ``benchmarks/scaling_bench.py``; a processor
+runs on it with ``HEADRACE_SPARK_MASTER=<cluster.url>``.
 
 Readiness is read from the master's JSON status page (``/json/``: alive workers), polled with a
 deadline: that is waiting for a server to come up, not a test's sleep-and-poll.
@@ -39,7 +41,7 @@ class StandaloneCluster:
     def _spawn(self, name: str, args: list[str]) -> None:
         import pyspark
 
-        from headrace.spark.session import ensure_java
+        from .session import ensure_java
 
         home = Path(pyspark.__file__).parent
         env = {**os.environ, "SPARK_HOME": str(home), "JAVA_HOME": ensure_java(), "SPARK_LOCAL_IP": "127.0.0.1",
