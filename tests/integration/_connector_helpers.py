@@ -1,6 +1,6 @@
 """Shared by the Kafka, Redis and MongoDB tests: the windowed pipeline, its input and its
 expected output, and a CLI run killed with SIGKILL (or, in CI for Kafka and Redis, the same
-crash in-process: :func:`crash_after_sink`)."""
+crash in-process: :func:`crash_or_kill`)."""
 from __future__ import annotations
 
 import json
@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from headrace import ejson
 
@@ -111,3 +113,19 @@ def crash_after_sink(batch: int, written=None):
         if phase == "after_sink" and batch_id >= batch and (written is None or written()):
             raise Crash(f"crash after the sink of micro-batch {batch_id}")
     return fault
+
+
+def crash_or_kill(pipe: dict, tmp_path: Path, connections: Path, run, written) -> tuple[Path, str, str]:
+    """Stop the processor of ``pipe`` after a micro-batch from the third on wrote its sink: with
+    HEADRACE_LONG_TESTS=1 a CLI run killed with SIGKILL (:func:`kill_cli_after_batch`), else in-process,
+    ``run(checkpoint, name, fault)`` crashing once ``written()`` (the output so far) holds something.
+    Returns the checkpoint, the name to resume the processor under and the CLI's standard error
+    (empty in-process)."""
+    if LONG:
+        pf, ck, err = kill_cli_after_batch(pipe, tmp_path, connections)
+        return ck, pf.stem, err         # the CLI names the processor by its file
+    ck, name = tmp_path / "ck", "crashed"
+    with pytest.raises(Exception, match="crash after the sink"):
+        run(ck, name, crash_after_sink(2, written))
+    assert written(), "nothing was written before the crash"
+    return ck, name, ""

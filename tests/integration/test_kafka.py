@@ -15,7 +15,7 @@ import yaml
 from headrace.connections import load_registry
 from headrace.spark.sources.arrow_rows import as_tuples
 
-from _connector_helpers import LONG, crash_after_sink, expected, kill_cli_after_batch, pipeline, plain, records
+from _connector_helpers import crash_after_sink, crash_or_kill, expected, pipeline, plain, records
 
 pytestmark = pytest.mark.integration
 
@@ -187,23 +187,13 @@ def test_windowed_processor_into_store_then_into_topics_across_a_kill_9_of_the_c
     source = {**source, "config": {"maxRecordsPerBatch": 15}}
     pipe = pipeline(source, {"$emit": {"connectionName": "kafka", "topic": out}},
                     {"connectionName": "kafka", "db": "unused", "coll": out + "-dlq"})
-    if LONG:
-        pf, ck, _err = kill_cli_after_batch(pipe, tmp_path, f)
-        name = pf.stem                                      # the CLI names the processor by its file
-    else:
-        ck, name = tmp_path / "ck", "k"
-        with pytest.raises(Exception, match="crash after the sink"):
-            _run(tmp_path, reg, pipe, ck, fault=crash_after_sink(2, lambda: _read_topic(tansu.bootstrap, out)),
-                 max_input=total)
-        assert _read_topic(tansu.bootstrap, out), "nothing was written before the crash"
+    ck, name, _err = crash_or_kill(
+        pipe, tmp_path, f, lambda c, n, fault: _run(tmp_path, reg, pipe, c, name=n, fault=fault, max_input=total),
+        lambda: _read_topic(tansu.bootstrap, out))
     _run(tmp_path, reg, pipe, ck, name=name, max_input=total)
     assert plain(_read_topic(tansu.bootstrap, out)) == want
     assert sorted(d["doc"] for d in _read_topic(tansu.bootstrap, out + "-dlq")) == sorted(["not json {",
                                                                                          '["an", "array"]'])
-
-
-class Crash(RuntimeError):
-    pass
 
 
 def test_crash_between_topic_write_and_commit_writes_nothing_twice(spark, tansu, tmp_path):
@@ -216,16 +206,9 @@ def test_crash_between_topic_write_and_commit_writes_nothing_twice(spark, tansu,
     f, reg = _registry(tmp_path, tansu.bootstrap)
     pipe = pipeline({"connectionName": "kafka", "topic": src, "config": {"maxRecordsPerBatch": 15}},
                     {"$emit": {"connectionName": "kafka", "topic": out}})
-    seen = []
-
-    def fault(batch_id, phase):
-        if phase == "after_sink" and len(_read_topic(tansu.bootstrap, out)) > 2:
-            seen.append(batch_id)
-            raise Crash("crash after the sink wrote")
-
-    with pytest.raises(Exception):
+    fault = crash_after_sink(0, lambda: len(_read_topic(tansu.bootstrap, out)) > 2)
+    with pytest.raises(Exception, match="crash after the sink"):     # the crash was injected
         _run(tmp_path, reg, pipe, tmp_path / "c", fault=fault, max_input=total)
-    assert seen, "the crash was not injected"
     partial = _read_topic(tansu.bootstrap, out)
     assert partial, "nothing was written before the crash"
     _run(tmp_path, reg, pipe, tmp_path / "c", max_input=total)

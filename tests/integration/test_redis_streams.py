@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 import yaml
-from _connector_helpers import LONG, crash_after_sink, expected, kill_cli_after_batch, pipeline, plain, records
+from _connector_helpers import crash_or_kill, expected, pipeline, plain, records
 
 from headrace.connections import load_registry
 from headrace.spark.sources.arrow_rows import as_tuples
@@ -157,15 +157,10 @@ def test_windowed_processor_from_three_streams_into_store_then_into_a_stream_acr
 
     pipe = pipeline({**source, "config": {"maxRecordsPerBatch": 15}},
                     {"$emit": {"connectionName": "redis", "stream": out}})
-    if LONG:
-        pf, ck, err = kill_cli_after_batch(pipe, tmp_path, f)
-        assert redis_server.password not in err
-        name = pf.stem                                      # the CLI names the processor by its file
-    else:
-        ck, name = tmp_path / "ck", "r"
-        with pytest.raises(Exception, match="crash after the sink"):
-            _run(reg, pipe, ck, max_input=total, fault=crash_after_sink(2, lambda: _read_stream(redis_server, out)))
-        assert _read_stream(redis_server, out), "nothing was written before the crash"
+    ck, name, err = crash_or_kill(
+        pipe, tmp_path, f, lambda c, n, fault: _run(reg, pipe, c, max_input=total, name=n, fault=fault),
+        lambda: _read_stream(redis_server, out))
+    assert redis_server.password not in err
     _run(reg, pipe, ck, max_input=total, name=name)
     assert plain(_read_stream(redis_server, out)) == want          # nothing lost, nothing twice
 
