@@ -222,7 +222,7 @@ class Processor:
         if self._codegen.on is None:
             self._codegen.set(bdf.sparkSession, 0)
         steps = env.once(self.p.source, lambda: prepare_steps(self.p.source, time_field), "prepare")
-        src = prepare(bdf, self.p.source, time_field, steps).persist()
+        src = prepare(bdf, steps).persist()
         try:
             with env.active():
                 return self._batch_body(src, batch_id, prev, st, env)

@@ -44,7 +44,6 @@ def parse_columns(is_data: Column) -> list[dict[str, Column]]:
              "error": F.when(todo & ~F.coalesce(ok, F.lit(False)), F.lit(NOT_JSON)).otherwise(F.col("error"))}]
 
 
-
 def parse(df: DataFrame, is_data: Column) -> DataFrame:
     """Fill ``doc`` and ``error`` of source rows the reader left to the JVM (both NULL)."""
     for cols in parse_columns(is_data):

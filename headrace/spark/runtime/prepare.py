@@ -23,17 +23,17 @@ from .timefield import fast_event_time
 Step = tuple[str, Any]     # ("withColumns", {name: Column}) or ("drop", [names])
 
 
-def prepare(bdf: DataFrame, s: SourceSpec, time_field, steps: list[Step] | None = None) -> DataFrame:
-    """``time_field``: the compiled ``$source.timeField`` (None without one); ``steps``: those of
-    :func:`prepare_steps` for the same arguments, when the caller keeps them between batches."""
-    for op, arg in (steps if steps is not None else prepare_steps(s, time_field)):
+def prepare(bdf: DataFrame, steps: list[Step]) -> DataFrame:
+    """The batch's source rows ``bdf`` through ``steps`` (:func:`prepare_steps`)."""
+    for op, arg in steps:
         bdf = bdf.withColumns(arg) if op == "withColumns" else bdf.drop(*arg)
     return bdf
 
 
 def prepare_steps(s: SourceSpec, time_field) -> list[Step]:
-    """The column steps of :func:`prepare`: Column trees over the reader's columns only, so built
-    once per processor (each node costs a py4j round trip) and applied to every batch."""
+    """The column steps of :func:`prepare`; ``time_field``: the compiled ``$source.timeField`` (None
+    without one). Column trees over the reader's columns only, so built once per processor (each
+    node costs a py4j round trip) and applied to every batch."""
     is_data = F.col("kind") == DATA
     steps: list[Step] = [("withColumns", c) for c in parse_columns(is_data)] + [("drop", ["_pj"])]
     steps.append(("withColumns", {"_err": F.when(is_data & F.col("doc").isNull(),
