@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -49,7 +48,7 @@ import report  # noqa: E402
 from run_config import (DATASET_OF, FEED_MODE, PEERS, PRODUCT_PY, PROFILES, REQS, RUNS_JSON, TICK_S,  # noqa: E402
                         WORK, log)
 from run_dataset import Dataset  # noqa: E402
-from run_env import ensure_peers, java_home, machine_info, software_versions, system_python, wait_quiet  # noqa: E402
+from run_env import ensure_peers, java_home, load_now, machine_info, software_versions, system_python, wait_quiet  # noqa: E402
 from run_live import feed_live, latency, measured_windows, stamp  # noqa: E402
 from run_system import run_once  # noqa: E402
 from run_watch import EventTail, MemSampler, tree_rss_bytes  # noqa: E402
@@ -158,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     datasets = {name: Dataset(name, prof, workloads) for name in sorted({DATASET_OF[w] for w in workloads})}
 
     load = None if args.no_wait else wait_quiet(args.load_threshold, args.max_wait)
-    load_start = load or " ".join(f"{x:.2f}" for x in os.getloadavg())
+    load_start = load or load_now()
     log(f"load average at start: {load_start}")
     t_start = time.time()
     new_cells: dict[str, dict[str, list]] = {}
@@ -171,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                     if idx == 1:
                         cell.append({"error": not_run[s]})
                     continue
-                la = " ".join(f"{x:.2f}" for x in os.getloadavg())
+                la = load_now()
                 log(f"{wl} run {idx}/{prof['runs']}: {s} (load {la})")
                 r = run_once(s, wl, idx, ds, prof, pythons[s], args.quick)
                 r["load_before"] = la
@@ -180,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                     log(f"  {s} {wl} #{idx}: latency p50 {r['p50_ms']} ms p99 {r['p99_ms']} ms "
                         f"({r['latency_samples']} samples, {r['latency_missing']} missing), peak RSS {r['rss_run_mb']} MB")
     elapsed = time.time() - t_start
-    load_end = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    load_end = load_now()
     log(f"all runs done in {elapsed / 60:.1f} min; load average now {load_end}")
 
     machine = machine_info()

@@ -16,6 +16,11 @@ from run_config import PEERS, PRODUCT_PY, REQS, log
 
 
 # ---------------------------------------------------------------------------------- machine
+def load_now() -> str:
+    """The 1/5/15-minute load averages, as printed in every results table."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def machine_info() -> dict:
     mem_kb = 0
     with open("/proc/meminfo") as f:
@@ -32,7 +37,7 @@ def machine_info() -> dict:
     except OSError:
         pass
     return {"cores": os.cpu_count(), "memory_gb": round(mem_kb / 1024 / 1024, 1), "cpu": cpu,
-            "os": f"{platform.system()} {platform.release()}", "load": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+            "os": f"{platform.system()} {platform.release()}", "load": load_now()}
 
 
 def java_home() -> str | None:

@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from run_config import PROFILES, log  # noqa: E402
 from run_dataset import Dataset  # noqa: E402
-from run_env import machine_info, wait_quiet  # noqa: E402
+from run_env import load_now, machine_info, wait_quiet  # noqa: E402
 from run_system import run_once  # noqa: E402
 
 OUT = HERE / "results" / "scaling.md"
@@ -45,7 +45,7 @@ def _runs(label: str, master: str | None, workers: int, ds: Dataset, prof: dict,
         os.environ["HEADRACE_SPARK_MASTER"] = cluster.url if cluster else master
         out = []
         for i in range(1, runs + 1):
-            la = " ".join(f"{x:.2f}" for x in os.getloadavg())
+            la = load_now()
             log(f"{label} run {i}/{runs} (load {la})")
             r = run_once("headrace", "solar", i, ds, prof, sys.executable, False)
             r["load_before"] = la
@@ -95,11 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     prof["latency_runs"] = 0         # throughput only
     ds = Dataset("solar", prof, ["solar"])
     load = None if args.no_wait else wait_quiet(1.5, 1200.0)
-    load_start = load or " ".join(f"{x:.2f}" for x in os.getloadavg())
+    load_start = load or load_now()
     rows = [(label, _runs(label, master, workers, ds, prof, args.runs)) for label, master, workers in CONFIGS]
     machine = machine_info()
-    machine["load"] = f"{load_start} (1/5/15 min) at start, " + " ".join(f"{x:.2f}" for x in os.getloadavg()) \
-        + " at the end"
+    machine["load"] = f"{load_start} (1/5/15 min) at start, {load_now()} at the end"
     date = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     md = render(rows, machine, date, args.backlog, prof["headrace_batch"])
     OUT.parent.mkdir(exist_ok=True)
