@@ -264,11 +264,12 @@ class Processor:
         if self.dedup is not None:    # $source.dedup: duplicates dropped before the stages (runtime/dedup.py)
             src = self.dedup.apply(src, batch_id, w_prev, counters, env)
         self._phase("after_dedup", batch_id)
-        data = apply_stages(src.filter(F.col("kind") == DATA).withColumn("_orig", F.col("doc")), self.p.before, env)
+        rows = src.filter(F.col("kind") == DATA)
+        data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env)
         if w is None:
             work.add_rows(data)
         else:
-            work.add_to_windows(data, w_prev)
+            work.add_to_windows(data, w_prev, work.arrival_seq(rows))
 
         for r in stats:
             if r["n"]:

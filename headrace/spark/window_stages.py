@@ -94,7 +94,9 @@ def group_inputs(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column],
         if "_op" in extras:
             id_failed = id_failed.withColumn("_op", F.lit("$group"))
         rows = rows.filter(c.doc_err.isNull())
-    return GroupInputs(rows.withColumn("_gk", c.gk), id_failed, c.accs, extras)
+    if c.gc is not None:
+        rows = rows.withColumn("_gc", c.gc)
+    return GroupInputs(rows.withColumn("_gk", c.gk).drop("_gc"), id_failed, c.accs, extras)
 
 
 @dataclass
@@ -106,6 +108,7 @@ class _GroupColumns:
     rerr: Column
     doc_err: Column | None
     gk: Column
+    gc: Column | None        # the type code of _gid (column _gc), which gk reads
     accs: list
 
 
@@ -137,10 +140,11 @@ def _group_columns(spec: GroupSpec, ctx_factory: Callable[[Column], Ctx], extras
             checks.append(_named(a.check(ref), name))
     doc_err = (F.coalesce(F.col("_gerr"), F.col("_rerr"))
                if gid.error is not None or checks else None)
-    # groups by MQL equality of _id (sort keys); a constant _id makes one group per window
-    gk = F.lit(0) if is_constant(spec.id) else V.sort_key(F.col("_gid"))
+    # groups by MQL equality of _id (values.group_key_coded); a constant _id makes one group per window
+    const = is_constant(spec.id)
+    gk = F.lit(0) if const else V.group_key_coded(F.col("_gid"), F.col("_gc"))
     return _GroupColumns(cols, derived, first_error(*checks) if checks else F.lit(None).cast("string"),
-                         doc_err, gk, accs)
+                         doc_err, gk, None if const else V.type_code(F.col("_gid")), accs)
 
 
 def _named(err: Column | None, where: str) -> Column | None:

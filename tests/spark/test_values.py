@@ -194,3 +194,25 @@ def test_compare_total_order(spark):
         if r.c != exp or r.e != (exp == 0) or r.lt != (exp < 0):
             bad.append((flat[r.i][1], flat[r.j][1], r.c, r.e, r.lt, exp))
     assert not bad, bad[:10]
+
+
+def test_group_key_groups_by_mql_equality(spark):
+    """``group_key_coded`` puts two values in one group iff they are MQL-equal: the groups of
+    ``ORDER`` plus numbers at the edges of its integer fast path (-0.0, 2**63 as a double,
+    1.5 as a double and a decimal, infinities, [3] against [3.0])."""
+    from pyspark.sql import functions as F
+
+    from headrace.spark import values as V
+    from headrace.spark.docs import to_variant
+
+    extra = [[0, -0.0, D("0")], [float(2**63)], [-float(2**63), -(2**63)], [1.5, D("1.5")],
+             [float("inf")], [float("-inf")], [[3], [3.0]], [{"a": 2}, {"a": 2.0}], ["1"], ["z1"]]
+    flat = [(g, x) for g, group in enumerate(ORDER + extra) for x in group]
+    df = spark.createDataFrame([(to_variant({} if x is MISSING else {"v": x}), i) for i, (_, x) in enumerate(flat)],
+                               "d variant, i int")
+    df = df.withColumn("_g", V.get_path(F.col("d"), "v"))
+    df = df.withColumn("_c", V.type_code(F.col("_g")))
+    groups = df.groupBy(V.group_key_coded(F.col("_g"), F.col("_c")).alias("k")).agg(F.collect_set("i").alias("s"))
+    got = sorted(sorted(r.s) for r in groups.collect())
+    want = sorted(sorted(i for i, (g, _) in enumerate(flat) if g == gi) for gi in {g for g, _ in flat})
+    assert got == want

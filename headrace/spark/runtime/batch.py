@@ -63,14 +63,24 @@ class BatchWork:
                          "raw": F.col("raw"), "_err": F.col("_err"), "_op": F.col("_op")})
 
     # ---------------------------------------------------------------- documents into windows
-    def add_to_windows(self, work: DataFrame, w_prev: int | None) -> None:
+    def arrival_seq(self, rows: DataFrame) -> DataFrame:
+        """``partition``, ``offset`` and ``_seq`` of the batch's source ``rows``: their arrival
+        order (``_arr``, ``partition``, ``offset``) as a number above every earlier batch's.
+
+        Only these three small columns go through the one-partition window that numbers them;
+        joined back by broadcast, the documents stay in their partitions (PROFILE.md)."""
+        order = Window.orderBy("_arr", "partition", "offset")
+        return F.broadcast(rows.select("partition", "offset", "_arr").select(
+            "partition", "offset", (F.row_number().over(order) + F.lit(self.batch_id * (1 << 32))).alias("_seq")))
+
+    def add_to_windows(self, work: DataFrame, w_prev: int | None, seqs: DataFrame) -> None:
+        """The stages' output ``work`` into the windows; ``seqs`` is :meth:`arrival_seq`."""
         w, kind = self.w, self.kind
         self.add_rows(work.filter(F.col("_err").isNotNull()))
         proc_time = w.boundary == "processingTime"
         good = work.filter(F.col("_err").isNull()).withColumn("_key", kind.key(self.env))
-        order = Window.orderBy("_arr", "partition", "offset")
-        good = good.withColumn("_t", F.col("_arr") if proc_time else F.col("_et")).withColumn(
-            "_seq", F.row_number().over(order) + F.lit(self.batch_id * (1 << 32)))
+        good = good.withColumn("_t", F.col("_arr") if proc_time else F.col("_et")).join(
+            seqs, ["partition", "offset"])
         frontier = None
         if w_prev is not None and not proc_time:
             frontier = w_prev - w.allowed_lateness_ms

@@ -7,8 +7,8 @@ bits: see :func:`headrace.spark.docs.parse_in_reader`) is parsed by the reader i
 
 One normalisation keeps MQL's types: ``parse_json`` stores a fraction such as ``1.5`` as a
 decimal, where MongoDB reads a double; a number with an exponent it stores as a double. So every
-fraction outside string literals gets ``e0`` appended first (strings are found by splitting on
-unescaped quotes, escapes being masked while splitting).
+fraction outside string literals gets ``e0`` appended first (escaped quotes and backslashes
+masked while the regular expression runs).
 
 Input that is not JSON, or not a JSON object, gets an error; the DLQ entry's reason is refined
 from the raw text where it is written (:func:`headrace.spark.docs.parse_error`).
@@ -21,16 +21,14 @@ from pyspark.sql import functions as F
 from .. import values as V
 
 from .records import NOT_JSON
-_BS, _QT = "\u0001", "\u0002"      # never raw in JSON text: masks for \\ and \" while splitting
+_BS, _QT = "\u0001", "\u0002"      # never raw in JSON text: masks for \\ and \" while matching
 
 
 def normalized(raw: Column) -> Column:
-    """``raw`` with ``e0`` after every fraction outside string literals."""
+    """``raw`` with ``e0`` after every fraction outside string literals: one regular expression,
+    a fraction being outside strings when an even number of quotes follows it."""
     masked = F.replace(F.replace(raw, F.lit("\\\\"), F.lit(_BS)), F.lit('\\"'), F.lit(_QT))
-    parts = F.split(masked, '"')
-    fixed = F.transform(parts, lambda p, i: F.when(
-        i % 2 == 0, F.regexp_replace(p, r"([0-9]\.[0-9]+)(?![0-9eE])", "$1e0")).otherwise(p))
-    text = F.array_join(fixed, '"')
+    text = F.regexp_replace(masked, r'([0-9]\.[0-9]+)(?![0-9eE])(?=(?:[^"]*+"[^"]*+")*+[^"]*+$)', "$1e0")
     return F.replace(F.replace(text, F.lit(_QT), F.lit('\\"')), F.lit(_BS), F.lit("\\\\"))
 
 
