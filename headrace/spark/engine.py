@@ -264,12 +264,15 @@ class Processor:
         if self.dedup is not None:    # $source.dedup: duplicates dropped before the stages (runtime/dedup.py)
             src = self.dedup.apply(src, batch_id, w_prev, counters, env)
         self._phase("after_dedup", batch_id)
-        rows = src.filter(F.col("kind") == DATA)
+        rows, seqs = src.filter(F.col("kind") == DATA), None
+        renumber = any(st.name == "$unwind" for st in self.p.before)
+        if w is not None and not renumber:
+            rows, seqs = work.arrival_seq(rows, n_in)
         data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env)
         if w is None:
             work.add_rows(data)
         else:
-            work.add_to_windows(data, w_prev, work.arrival_seq(rows))
+            work.add_to_windows(data, w_prev, seqs, renumber)
 
         for r in stats:
             if r["n"]:

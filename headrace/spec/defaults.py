@@ -16,6 +16,7 @@ STREAM_META = True                    # sinks add _stream_meta
 GUARANTEE = "exactlyOnce"
 MAX_RECORDS_PER_BATCH = 100_000       # sources: cap per micro-batch
 CODEGEN_MIN_ROWS = 20_000             # micro-batches with fewer input rows run without generated code
+SEQ_BROADCAST_MIN_ROWS = 20_000       # windowed micro-batches with fewer rows number arrival order in place
 TRIGGER_INTERVAL_MS = 0               # micro-batch trigger (0 = as fast as possible)
 LATE_REASON = "Input document arrived late."
 DEDUP_MIN_HORIZON_MS = 1_000          # $source.dedup.horizon: at least 1 second

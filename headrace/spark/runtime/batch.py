@@ -14,6 +14,7 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from ...spec import defaults
 from ...spec.model import WindowSpec
 from ...timing import PLUS_INF, TimeState, idle_timer_due, last_window_end
 from ..stages import Env
@@ -63,24 +64,39 @@ class BatchWork:
                          "raw": F.col("raw"), "_err": F.col("_err"), "_op": F.col("_op")})
 
     # ---------------------------------------------------------------- documents into windows
-    def arrival_seq(self, rows: DataFrame) -> DataFrame:
-        """``partition``, ``offset`` and ``_seq`` of the batch's source ``rows``: their arrival
-        order (``_arr``, ``partition``, ``offset``) as a number above every earlier batch's.
-
-        Only these three small columns go through the one-partition window that numbers them;
-        joined back by broadcast, the documents stay in their partitions (PROFILE.md)."""
+    def seq_column(self) -> Column:
+        """``_seq`` over the batch's source rows: their arrival order (``_arr``, ``partition``,
+        ``offset``) as a number above every earlier batch's (a window over the whole batch)."""
         order = Window.orderBy("_arr", "partition", "offset")
-        return F.broadcast(rows.select("partition", "offset", "_arr").select(
-            "partition", "offset", (F.row_number().over(order) + F.lit(self.batch_id * (1 << 32))).alias("_seq")))
+        return F.row_number().over(order) + F.lit(self.batch_id * (1 << 32))
 
-    def add_to_windows(self, work: DataFrame, w_prev: int | None, seqs: DataFrame) -> None:
-        """The stages' output ``work`` into the windows; ``seqs`` is :meth:`arrival_seq`."""
+    def arrival_seq(self, rows: DataFrame, n_rows: int) -> DataFrame | None:
+        """``rows`` (the batch's source rows) with ``_seq`` (:meth:`seq_column`), and the frame
+        ``partition, offset, _seq`` the windows join it back from, or None.
+
+        A batch of at least ``SEQ_BROADCAST_MIN_ROWS`` rows numbers only those three small columns
+        in the one-partition window and joins them back by broadcast, so the documents stay in
+        their partitions (PROFILE.md); a smaller one numbers its rows in place (no extra job).
+        The numbers are the same either way."""
+        if n_rows < defaults.SEQ_BROADCAST_MIN_ROWS:
+            return rows.withColumn("_seq", self.seq_column()), None
+        return rows, F.broadcast(rows.select("partition", "offset", "_arr").select(
+            "partition", "offset", self.seq_column().alias("_seq")))
+
+    def add_to_windows(self, work: DataFrame, w_prev: int | None, seqs: DataFrame | None,
+                       renumber: bool = False) -> None:
+        """The stages' output ``work`` into the windows; ``seqs`` from :meth:`arrival_seq` (None:
+        ``work`` has ``_seq``). ``renumber``: number ``work``'s own rows instead (stages before the
+        window made several documents of one source row: ``$unwind``)."""
         w, kind = self.w, self.kind
         self.add_rows(work.filter(F.col("_err").isNotNull()))
         proc_time = w.boundary == "processingTime"
         good = work.filter(F.col("_err").isNull()).withColumn("_key", kind.key(self.env))
-        good = good.withColumn("_t", F.col("_arr") if proc_time else F.col("_et")).join(
-            seqs, ["partition", "offset"])
+        good = good.withColumn("_t", F.col("_arr") if proc_time else F.col("_et"))
+        if renumber:
+            good = good.withColumn("_seq", self.seq_column())
+        elif seqs is not None:
+            good = good.join(seqs, ["partition", "offset"])
         frontier = None
         if w_prev is not None and not proc_time:
             frontier = w_prev - w.allowed_lateness_ms

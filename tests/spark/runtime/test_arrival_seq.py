@@ -1,0 +1,51 @@
+"""The batch's arrival order (``_seq``) is the same whether a windowed micro-batch numbers its
+rows in place (small batches) or numbers ``(partition, offset, _arr)`` apart and joins them back
+by broadcast (batches of at least ``SEQ_BROADCAST_MIN_ROWS``): outputs and DLQ entries equal,
+including arrival-order results (``$first``, ``$push``, a document window's order) and an
+``$unwind`` before the window whose unwound documents fail one by one."""
+from __future__ import annotations
+
+import pytest
+
+from headrace.spec import defaults
+from headrace.testing import run_pipeline
+
+pytestmark = pytest.mark.spark
+
+T0 = "2026-01-01T00:00:"
+
+
+def _docs() -> list[dict]:
+    rows = []
+    for i in range(24):     # arrival second, event second, document
+        rows.append((i // 4, i, {"k": i % 3, "v": i, "xs": [i, "bad" if i % 5 == 0 else i + 1]}))
+    return [{**d, "t": f"{T0}{et:02d}Z", "arrival": f"{T0}{arr * 5:02d}Z"} for arr, et, d in rows]
+
+
+PIPES = {
+    "group": [{"$tumblingWindow": {"interval": {"size": 10, "unit": "second"}, "allowedLateness": {"size": 0, "unit": "second"},
+                                   "pipeline": [{"$group": {"_id": "$k", "first": {"$first": "$v"}, "all": {"$push": "$v"},
+                                                            "s": {"$sum": "$v"}}}]}}],
+    "documents": [{"$tumblingWindow": {"interval": {"size": 10, "unit": "second"}, "allowedLateness": {"size": 0, "unit": "second"},
+                                       "pipeline": [{"$project": {"_id": 0, "v": 1, "k": 1}}]}}],
+    "unwind": [{"$unwind": "$xs"},
+               {"$tumblingWindow": {"interval": {"size": 10, "unit": "second"}, "allowedLateness": {"size": 0, "unit": "second"},
+                                    "pipeline": [{"$group": {"_id": "$k", "n": {"$sum": {"$toInt": "$xs"}},
+                                                             "xs": {"$push": "$xs"}}}]}}],
+}
+
+
+def _run(stages):
+    src = {"$source": {"timeField": {"$dateFromString": {"dateString": "$t"}}}}
+    return run_pipeline([src, *stages], _docs(), replay={"arrivalField": "arrival"}, strip_meta=True)
+
+
+@pytest.mark.parametrize("name", sorted(PIPES))
+def test_broadcast_numbering_equals_in_place(name, monkeypatch):
+    small = _run(PIPES[name])
+    monkeypatch.setattr(defaults, "SEQ_BROADCAST_MIN_ROWS", 0)
+    big = _run(PIPES[name])
+    assert small.outputs and big.outputs == small.outputs
+    assert big.dlq == small.dlq
+    if name == "unwind":      # each failing unwound document has its own DLQ entry
+        assert len(small.dlq) == 5 and len({repr(d) for d in small.dlq}) == 5
