@@ -264,15 +264,14 @@ class Processor:
         if self.dedup is not None:    # $source.dedup: duplicates dropped before the stages (runtime/dedup.py)
             src = self.dedup.apply(src, batch_id, w_prev, counters, env)
         self._phase("after_dedup", batch_id)
-        rows, seqs = src.filter(F.col("kind") == DATA), None
-        renumber = any(st.name == "$unwind" for st in self.p.before)
-        if w is not None and not renumber:
-            rows, seqs = work.arrival_seq(rows, n_in)
+        rows = src.filter(F.col("kind") == DATA)
+        if w is not None:
+            rows, with_seq = work.arrival_seq(rows, n_in, self.p.before)
         data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env)
         if w is None:
             work.add_rows(data)
         else:
-            work.add_to_windows(data, w_prev, seqs, renumber)
+            work.add_to_windows(data, w_prev, with_seq)
 
         for r in stats:
             if r["n"]:

@@ -10,6 +10,7 @@ end (in order of end, then start), idle-timeout timers, processing-time windows.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -70,33 +71,30 @@ class BatchWork:
         order = Window.orderBy("_arr", "partition", "offset")
         return F.row_number().over(order) + F.lit(self.batch_id * (1 << 32))
 
-    def arrival_seq(self, rows: DataFrame, n_rows: int) -> DataFrame | None:
-        """``rows`` (the batch's source rows) with ``_seq`` (:meth:`seq_column`), and the frame
-        ``partition, offset, _seq`` the windows join it back from, or None.
+    def arrival_seq(self, rows: DataFrame, n_rows: int, before: tuple) -> tuple[DataFrame, Callable]:
+        """Arrival order for the windows: ``rows`` (the batch's source rows), and what
+        :meth:`add_to_windows` applies to the stages' on-time output to give it ``_seq``.
 
-        A batch of at least ``SEQ_BROADCAST_MIN_ROWS`` rows numbers only those three small columns
-        in the one-partition window and joins them back by broadcast, so the documents stay in
-        their partitions (PROFILE.md); a smaller one numbers its rows in place (no extra job).
-        The numbers are the same either way."""
+        A batch of at least ``SEQ_BROADCAST_MIN_ROWS`` rows numbers only ``(partition, offset,
+        _arr)`` in the one-partition window and joins them back by broadcast, so the documents
+        stay in their partitions (PROFILE.md); a smaller one numbers ``rows`` in place (no extra
+        job); the numbers are the same either way. With ``$unwind`` among the stages ``before``
+        the window (several documents of one source row) the stages' output is numbered itself."""
+        if any(st.name == "$unwind" for st in before):
+            return rows, lambda good: good.withColumn("_seq", self.seq_column())
         if n_rows < defaults.SEQ_BROADCAST_MIN_ROWS:
-            return rows.withColumn("_seq", self.seq_column()), None
-        return rows, F.broadcast(rows.select("partition", "offset", "_arr").select(
+            return rows.withColumn("_seq", self.seq_column()), lambda good: good
+        seqs = F.broadcast(rows.select("partition", "offset", "_arr").select(
             "partition", "offset", self.seq_column().alias("_seq")))
+        return rows, lambda good: good.join(seqs, ["partition", "offset"])
 
-    def add_to_windows(self, work: DataFrame, w_prev: int | None, seqs: DataFrame | None,
-                       renumber: bool = False) -> None:
-        """The stages' output ``work`` into the windows; ``seqs`` from :meth:`arrival_seq` (None:
-        ``work`` has ``_seq``). ``renumber``: number ``work``'s own rows instead (stages before the
-        window made several documents of one source row: ``$unwind``)."""
+    def add_to_windows(self, work: DataFrame, w_prev: int | None, with_seq: Callable) -> None:
+        """The stages' output ``work`` into the windows; ``with_seq`` from :meth:`arrival_seq`."""
         w, kind = self.w, self.kind
         self.add_rows(work.filter(F.col("_err").isNotNull()))
         proc_time = w.boundary == "processingTime"
         good = work.filter(F.col("_err").isNull()).withColumn("_key", kind.key(self.env))
-        good = good.withColumn("_t", F.col("_arr") if proc_time else F.col("_et"))
-        if renumber:
-            good = good.withColumn("_seq", self.seq_column())
-        elif seqs is not None:
-            good = good.join(seqs, ["partition", "offset"])
+        good = with_seq(good.withColumn("_t", F.col("_arr") if proc_time else F.col("_et")))
         frontier = None
         if w_prev is not None and not proc_time:
             frontier = w_prev - w.allowed_lateness_ms

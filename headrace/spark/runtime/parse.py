@@ -22,8 +22,6 @@ from .. import values as V
 
 from .records import NOT_JSON
 _BS, _QT = "\u0001", "\u0002"      # never raw in JSON text: masks for \\ and \" while matching
-
-
 _FRACTION = r'([0-9]\.[0-9]+)(?![0-9eE])(?=(?:[^"]*+"[^"]*+")*+[^"]*+$)'
 
 
@@ -31,10 +29,12 @@ def normalized(raw: Column) -> Column:
     """``raw`` with ``e0`` after every fraction outside string literals: one regular expression,
     a fraction being outside strings when an even number of quotes follows it (escaped quotes and
     backslashes masked first, in text that has any)."""
+    def fix(text: Column) -> Column:
+        return F.regexp_replace(text, _FRACTION, "$1e0")
+
     masked = F.replace(F.replace(raw, F.lit("\\\\"), F.lit(_BS)), F.lit('\\"'), F.lit(_QT))
-    text = F.regexp_replace(masked, _FRACTION, "$1e0")
-    unmasked = F.replace(F.replace(text, F.lit(_QT), F.lit('\\"')), F.lit(_BS), F.lit("\\\\"))
-    return F.when(F.instr(raw, "\\") > 0, unmasked).otherwise(F.regexp_replace(raw, _FRACTION, "$1e0"))
+    unmasked = F.replace(F.replace(fix(masked), F.lit(_QT), F.lit('\\"')), F.lit(_BS), F.lit("\\\\"))
+    return F.when(F.instr(raw, "\\") > 0, unmasked).otherwise(fix(raw))
 
 
 def parse_columns(is_data: Column) -> list[dict[str, Column]]:

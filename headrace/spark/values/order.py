@@ -84,7 +84,6 @@ def equal(a: Column, b: Column) -> Column:
     return sort_key(a) == sort_key(b)
 
 
-
 _TWO63 = float(2**63)
 
 
@@ -102,8 +101,8 @@ def group_key_coded(x: Column, c: Column) -> Column:
     d = F.when(c == CODE["double"], _tvg(x, "double"))
     whole = F.when((d % F.lit(1.0) == F.lit(0.0)) & (d >= F.lit(-_TWO63)) & (d < F.lit(_TWO63)), d.cast("bigint"))
     dec = F.when(c == CODE["decimal"], _tvg(x, "decimal(38,18)"))     # NULL beyond DECIMAL(38,18), as in sort_key
-    whole_dec = F.when((dec % F.lit(1) == F.lit(0)) & (dec >= F.lit(-(2**63)).cast("decimal(38,18)")) & (dec <= F.lit(2**63 - 1).cast("decimal(38,18)")),
-                       dec.cast("bigint"))
+    in_long = (dec >= F.lit(-(2**63)).cast("decimal(38,18)")) & (dec <= F.lit(2**63 - 1).cast("decimal(38,18)"))
+    whole_dec = F.when((dec % F.lit(1) == F.lit(0)) & in_long, dec.cast("bigint"))
     f = (F.when(c.isin(CODE["missing"], CODE["null"]), F.lit("z"))
          .when(c == CODE["string"], F.concat(F.lit("s"), _tvg(x, "string")))
          .when(c == CODE["bool"], F.concat(F.lit("b"), _tvg(x, "boolean").cast("string")))
