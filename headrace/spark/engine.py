@@ -3,7 +3,8 @@
 Per micro-batch ``N`` (time-semantics.md):
 1. Parse what the reader left to the JVM; evaluate ``timeField`` (else the source timestamp) into
    ``_et``; write it to ``tsFieldName`` (:mod:`.runtime.prepare`). Unparseable input and
-   ``timeField`` errors become DLQ entries.
+   ``timeField`` errors become DLQ entries. These columns are part of the streaming query
+   (analysed once at start); the batch DataFrame arrives with them.
 2. One small aggregate gives per-partition max event time and arrival, the batch instant ``T``
    and whether the input ended.
 3. Idle-timeout timers due strictly before ``T`` fire; processing-time windows ending at or
@@ -99,7 +100,7 @@ class Processor:
         self.positions: dict[str, int] = {}
         self.holding_back: list[str] = []
         self._stopping = False
-        self._env: Env | None = None   # expressions' environment and compiled trees, from the first batch
+        self._env: Env | None = None   # expressions' environment and compiled trees, from start()
         self.sink_stats: dict | None = None   # what the sink reports (a zoned sink: its zones), summed
         self.dedup = None                     # the $source.dedup hook (runtime/dedup.py), set at start
         self._codegen = CodegenSwitch()       # generated code for this query's jobs, per batch size
@@ -128,7 +129,7 @@ class Processor:
         if last is not None:
             self.counters.update(last.counters)
             self.time = last.time
-        w = (src.df.writeStream.foreachBatch(self._on_batch)
+        w = (self._prepared(src.df).writeStream.foreachBatch(self._on_batch)
              .option("checkpointLocation", str(self.ckpt / "spark"))
              .queryName(f"headrace_{self.o.name}_{os.getpid()}_{id(self)}"))
         if self.o.trigger_ms:
@@ -205,9 +206,17 @@ class Processor:
 
         return compile_expression(self.p.source.time_field, self._env.ctx(where="$source.timeField"))
 
-    def _batch(self, bdf: DataFrame, batch_id: int) -> bool:
+    def _prepared(self, df: DataFrame) -> DataFrame:
+        """The source's streaming rows through :func:`.runtime.prepare.prepare` (JVM parse, event
+        time): part of the streaming query itself, so Spark analyses these columns once at start
+        instead of at every micro-batch."""
         from .runtime.prepare import prepare, prepare_steps
 
+        env = self._env = self._env or Env(meta=self._source_meta())
+        time_field = None if self.p.source.time_field is None else env.once(self.p.source, self._compile_time_field)
+        return prepare(df, prepare_steps(self.p.source, time_field))
+
+    def _batch(self, bdf: DataFrame, batch_id: int) -> bool:
         prev = self.checkpoints.load(batch_id) or EngineState()
         st = EngineState.from_json(prev.to_json())      # this batch's copy
         ts = st.time
@@ -217,12 +226,10 @@ class Processor:
             for gone in set(ts.partitions) - set(self.partitions):
                 del ts.partitions[gone]
         ts.ensure(self.partitions)
-        env = self._env = self._env or Env(meta=self._source_meta())
-        time_field = None if self.p.source.time_field is None else env.once(self.p.source, self._compile_time_field)
+        env = self._env
         if self._codegen.on is None:
             self._codegen.set(bdf.sparkSession, 0)
-        steps = env.once(self.p.source, lambda: prepare_steps(self.p.source, time_field), "prepare")
-        src = prepare(bdf, steps).persist()
+        src = bdf.persist()
         try:
             with env.active():
                 return self._batch_body(src, batch_id, prev, st, env)

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import threading
 
+from ..spec import defaults
+
 _lock = threading.Lock()
 _session = None
 
@@ -116,6 +118,9 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              # where generated code is on (use_codegen), interpreted evaluation takes over for a
              # (large MQL) expression whose code does not compile
              .config("spark.sql.codegen.fallback", "true")
+             # compiled generated classes kept (Spark's default, 100, is fewer than one windowed
+             # processor's few micro-batches generate, so identical code was compiled again)
+             .config("spark.sql.codegen.cache.maxEntries", str(defaults.CODEGEN_CACHE_ENTRIES))
              .config("spark.sql.analyzer.maxIterations", "1000")
              .config("spark.sql.optimizer.maxIterations", "1000")
              # PySpark 4 records the Python call site of every Column function ("DataFrame
@@ -137,8 +142,6 @@ def get_spark(master: str | None = None, app: str = "headrace"):
 def codegen_min_rows() -> int:
     """Input rows from which a micro-batch's jobs use generated code (``HEADRACE_CODEGEN_MIN_ROWS``;
     ``HEADRACE_CODEGEN=false`` turns generated code off for every batch)."""
-    from ..spec import defaults
-
     if os.environ.get("HEADRACE_CODEGEN", "true") != "true":
         return 1 << 62
     return int(os.environ.get("HEADRACE_CODEGEN_MIN_ROWS", defaults.CODEGEN_MIN_ROWS))

@@ -15,6 +15,7 @@ SAMPLE_SEED = 42
 STREAM_META = True                    # sinks add _stream_meta
 GUARANTEE = "exactlyOnce"
 MAX_RECORDS_PER_BATCH = 100_000       # sources: cap per micro-batch
+CODEGEN_CACHE_ENTRIES = 400           # Spark's cache of compiled generated classes (default 100)
 CODEGEN_MIN_ROWS = 20_000             # micro-batches with fewer input rows run without generated code
 SEQ_BROADCAST_MIN_ROWS = 20_000       # windowed micro-batches with fewer rows number arrival order in place
 TRIGGER_INTERVAL_MS = 0               # micro-batch trigger (0 = as fast as possible)

@@ -130,18 +130,18 @@ class BatchWork:
                                         F.lit("").alias("key")).alias("_w"),
                                F.col("_seq").cast("long").alias("_seq"), "doc", "_t", "_arr")
         path = self.ckpt.state_path(self.batch_id)
-        P.pre_aggregate(framed, self.partial).write.mode("overwrite").parquet(str(path))
-        summary = P.window_summary(self.spark.read.parquet(str(path)))
-        if not summary:
+        rows, summary = P.observed(P.pre_aggregate(framed, self.partial))
+        rows.write.mode("overwrite").parquet(str(path))
+        starts, max_t, max_arr = summary()
+        if not starts:
             import shutil
 
             shutil.rmtree(path, ignore_errors=True)
             return
-        for r in summary:
-            k = wkey(r["_ws"], r["_ws"] + iv, "")
-            self.st.windows[k] = self.st.windows.get(k, 0) + r["count"]
-        self.st.files.append(StateFile(self.batch_id, max(r["mt"] for r in summary),
-                                       max(r["ma"] for r in summary), str(path)))
+        for s in starts:
+            k = wkey(s, s + iv, "")
+            self.st.windows[k] = self.st.windows.get(k, 0) + 1
+        self.st.files.append(StateFile(self.batch_id, max_t, max_arr, str(path)))
         self._compact()
 
     def _compact(self) -> None:

@@ -32,8 +32,8 @@ def prepare(bdf: DataFrame, steps: list[Step]) -> DataFrame:
 
 def prepare_steps(s: SourceSpec, time_field) -> list[Step]:
     """The column steps of :func:`prepare`; ``time_field``: the compiled ``$source.timeField`` (None
-    without one). Column trees over the reader's columns only, so built once per processor (each
-    node costs a py4j round trip) and applied to every batch."""
+    without one). Column trees over the reader's columns only, applied once to the processor's
+    streaming DataFrame (the engine's ``Processor._prepared``)."""
     is_data = F.col("kind") == DATA
     steps: list[Step] = [("withColumns", c) for c in parse_columns(is_data)] + [("drop", ["_pj"])]
     steps.append(("withColumns", {"_err": F.when(is_data & F.col("doc").isNull(),

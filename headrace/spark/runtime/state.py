@@ -50,7 +50,8 @@ class EngineState:
     """What a micro-batch reads from the previous one and leaves to the next."""
 
     time: TimeState = field(default_factory=TimeState)
-    windows: dict[str, int] = field(default_factory=dict)            # "start|end|key" -> documents
+    # open windows, "start|end|key" -> documents (partial-aggregate windows: batches that added)
+    windows: dict[str, int] = field(default_factory=dict)
     sessions: dict[str, list[list[int]]] = field(default_factory=dict)  # key -> [[first, last], ...]
     files: list[StateFile] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=new_counters)

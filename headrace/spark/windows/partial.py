@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from ...spec.model import WindowSpec
@@ -171,10 +171,17 @@ def finish(rows: DataFrame, plan: PartialPlan) -> DataFrame:
     return out.unionByName(failed.select("_w", "_seq", "doc", "_err", F.lit("$group").alias("_op")))
 
 
-def window_summary(rows: DataFrame) -> list:
-    """Per window start: documents, largest window time and arrival (collected: one row per window)."""
-    return rows.groupBy("_ws").agg(F.sum("_n").alias("count"), F.max("_tmax").alias("mt"),
-                                   F.max("_amax").alias("ma")).collect()
+def observed(rows: DataFrame) -> tuple[DataFrame, Callable[[], tuple[list[int], int | None, int | None]]]:
+    """``rows`` observed while they are written (no job of its own), and what gives, once they are:
+    the window starts they add to, their largest window time and arrival."""
+    obs = Observation()
+    rows = rows.observe(obs, F.collect_set("_ws").alias("ws"), F.max("_tmax").alias("mt"),
+                        F.max("_amax").alias("ma"))
+
+    def summary() -> tuple[list[int], int | None, int | None]:
+        m = obs.get
+        return sorted(m["ws"] or []), m["mt"], m["ma"]
+    return rows, summary
 
 
 def in_windows(rows: DataFrame, starts: list[int]) -> DataFrame:
