@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
 from ...spec import defaults
@@ -111,14 +111,17 @@ class BatchWork:
                            F.col("_t").cast("long").alias("_t"), F.col("_key").cast("string").alias("_key"),
                            F.col("_seq").cast("long").alias("_seq"), "doc", *(["raw"] if self.keep_raw else []))
         path = self.ckpt.state_path(self.batch_id)
-        keep.write.mode("overwrite").parquet(str(path))
-        bounds = kind.register(self.spark.read.parquet(str(path)), frontier, self.st)
-        if bounds is None:
+        obs = Observation()     # what the windows need of these documents, gathered by the write job
+        keep.observe(obs, F.count(F.lit(1)).alias("n"), F.max("_t").alias("mt"), F.max("_arr").alias("ma"),
+                     *kind.observe(frontier)).write.mode("overwrite").parquet(str(path))
+        seen = obs.get
+        if not seen["n"]:
             import shutil
 
             shutil.rmtree(path, ignore_errors=True)
             return
-        self.st.files.append(StateFile(self.batch_id, bounds[0], bounds[1], str(path)))
+        kind.register(seen, self.st)
+        self.st.files.append(StateFile(self.batch_id, seen["mt"], seen["ma"], str(path)))
 
     def _add_partial(self, good: DataFrame, frontier: int | None) -> None:
         """The batch's partial rows per (window, group) into the state (:mod:`..windows.partial`)."""

@@ -50,7 +50,7 @@ class EngineState:
     """What a micro-batch reads from the previous one and leaves to the next."""
 
     time: TimeState = field(default_factory=TimeState)
-    # open windows, "start|end|key" -> documents (partial-aggregate windows: batches that added)
+    # open windows: "start|end|key" -> the micro-batches that added documents to it
     windows: dict[str, int] = field(default_factory=dict)
     sessions: dict[str, list[list[int]]] = field(default_factory=dict)  # key -> [[first, last], ...]
     files: list[StateFile] = field(default_factory=list)

@@ -44,20 +44,17 @@ class FixedWindows(WindowKind):
     def missed(self, t: Column) -> Column:
         return self.starts(t)
 
-    def register(self, summary: DataFrame, frontier: int | None, st) -> tuple[int, int] | None:
+    def observe(self, frontier: int | None) -> list[Column]:
         starts = self.starts(F.col("_t"))
         if frontier is not None:
             # a document joins only the windows still open (a hopping document may miss some)
             starts = F.filter(starts, lambda x: x + F.lit(self.iv) > F.lit(frontier))
-        rows = summary.select(F.explode_outer(starts).alias("s"), "_t", "_arr").groupBy("s").agg(
-            F.count(F.lit(1)).alias("count"), F.max("_t").alias("mt"), F.max("_arr").alias("ma")).collect()
-        if not rows:
-            return None
-        for r in rows:
-            if r["s"] is not None:
-                k = wkey(r["s"], r["s"] + self.iv, "")
-                st.windows[k] = st.windows.get(k, 0) + r["count"]
-        return max(r["mt"] for r in rows), max(r["ma"] for r in rows)
+        return [F.array_distinct(F.flatten(F.collect_set(starts))).alias("starts")]
+
+    def register(self, observed: dict, st) -> None:
+        for s in sorted(observed["starts"] or []):
+            k = wkey(s, s + self.iv, "")
+            st.windows[k] = st.windows.get(k, 0) + 1
 
     def open(self, st) -> list[Window3]:
         out = []

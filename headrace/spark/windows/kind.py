@@ -31,9 +31,13 @@ class WindowKind(ABC):
         """The starts of the windows a late document at ``t`` missed (``missedWindowStartTimes``)."""
 
     @abstractmethod
-    def register(self, summary: DataFrame, frontier: int | None, st) -> tuple[int, int] | None:
-        """Add a batch's kept documents (``summary``: ``_t``, ``_arr``, ``_key``) to the open windows;
-        returns the largest ``_t`` and arrival among them, None when there were none."""
+    def observe(self, frontier: int | None) -> list[Column]:
+        """Named aggregates over a batch's kept documents (``_t``, ``_arr``, ``_key``), observed
+        while they are written to the state: what :meth:`register` needs."""
+
+    @abstractmethod
+    def register(self, observed: dict, st) -> None:
+        """Add a batch's kept documents to the open windows, from :meth:`observe`'s values."""
 
     @abstractmethod
     def open(self, st) -> list[Window3]:

@@ -36,14 +36,15 @@ class SessionWindows(WindowKind):
     def missed(self, t: Column) -> Column:
         return F.array(t)
 
-    def register(self, summary: DataFrame, frontier: int | None, st) -> tuple[int, int] | None:
-        rows = summary.groupBy("_key").agg(F.sort_array(F.collect_set("_t")).alias("ts"),
-                                           F.max("_t").alias("mx"), F.max("_arr").alias("ma")).collect()
-        if not rows:
-            return None
-        for r in rows:
-            self._merge(st, r["_key"], r["ts"])
-        return max(r["mx"] for r in rows), max(r["ma"] for r in rows)
+    def observe(self, frontier: int | None) -> list[Column]:
+        return [F.collect_set(F.struct("_key", "_t")).alias("times")]
+
+    def register(self, observed: dict, st) -> None:
+        times: dict[str, list[int]] = {}
+        for key, t in observed["times"] or []:
+            times.setdefault(key, []).append(t)
+        for key in sorted(times):
+            self._merge(st, key, sorted(times[key]))
 
     def _merge(self, st, key: str, times: list[int]) -> None:
         ss = [list(x) for x in st.sessions.get(key, [])] + [[t, t] for t in times]
