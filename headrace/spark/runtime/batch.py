@@ -133,18 +133,20 @@ class BatchWork:
                                         F.lit("").alias("key")).alias("_w"),
                                F.col("_seq").cast("long").alias("_seq"), "doc", "_t", "_arr")
         path = self.ckpt.state_path(self.batch_id)
-        rows, summary = P.observed(P.pre_aggregate(framed, self.partial))
-        rows.write.mode("overwrite").parquet(str(path))
-        starts, max_t, max_arr = summary()
-        if not starts:
+        obs = Observation()     # the window starts and bounds of these rows, gathered by the write job
+        P.pre_aggregate(framed, self.partial).observe(
+            obs, F.collect_set("_ws").alias("starts"), F.max("_tmax").alias("mt"), F.max("_amax").alias("ma")
+        ).write.mode("overwrite").parquet(str(path))
+        seen = obs.get
+        if not seen["starts"]:
             import shutil
 
             shutil.rmtree(path, ignore_errors=True)
             return
-        for s in starts:
+        for s in sorted(seen["starts"]):
             k = wkey(s, s + iv, "")
             self.st.windows[k] = self.st.windows.get(k, 0) + 1
-        self.st.files.append(StateFile(self.batch_id, max_t, max_arr, str(path)))
+        self.st.files.append(StateFile(self.batch_id, seen["mt"], seen["ma"], str(path)))
         self._compact()
 
     def _compact(self) -> None:

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ...spec.model import WindowSpec
@@ -169,19 +169,6 @@ def finish(rows: DataFrame, plan: PartialPlan) -> DataFrame:
     out = group_finish(part, accs, ["_op"], _ctx_factory(), "string",
                        steps_of=lambda a: a.partial.steps or a.steps)
     return out.unionByName(failed.select("_w", "_seq", "doc", "_err", F.lit("$group").alias("_op")))
-
-
-def observed(rows: DataFrame) -> tuple[DataFrame, Callable[[], tuple[list[int], int | None, int | None]]]:
-    """``rows`` observed while they are written (no job of its own), and what gives, once they are:
-    the window starts they add to, their largest window time and arrival."""
-    obs = Observation()
-    rows = rows.observe(obs, F.collect_set("_ws").alias("ws"), F.max("_tmax").alias("mt"),
-                        F.max("_amax").alias("ma"))
-
-    def summary() -> tuple[list[int], int | None, int | None]:
-        m = obs.get
-        return sorted(m["ws"] or []), m["mt"], m["ma"]
-    return rows, summary
 
 
 def in_windows(rows: DataFrame, starts: list[int]) -> DataFrame:
