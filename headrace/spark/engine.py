@@ -201,19 +201,16 @@ class Processor:
                 "stream.source.ts": V.to_variant(F.col("source_ts")),
                 "stream.source.type": V.lit_value(self.source_type)}
 
-    def _compile_time_field(self):
-        from .expr import compile_expression
-
-        return compile_expression(self.p.source.time_field, self._env.ctx(where="$source.timeField"))
-
     def _prepared(self, df: DataFrame) -> DataFrame:
         """The source's streaming rows through :func:`.runtime.prepare.prepare` (JVM parse, event
         time): part of the streaming query itself, so Spark analyses these columns once at start
         instead of at every micro-batch."""
+        from .expr import compile_expression
         from .runtime.prepare import prepare, prepare_steps
 
         env = self._env = self._env or Env(meta=self._source_meta())
-        time_field = None if self.p.source.time_field is None else env.once(self.p.source, self._compile_time_field)
+        tf = self.p.source.time_field
+        time_field = None if tf is None else compile_expression(tf, env.ctx(where="$source.timeField"))
         return prepare(df, prepare_steps(self.p.source, time_field))
 
     def _batch(self, bdf: DataFrame, batch_id: int) -> bool:

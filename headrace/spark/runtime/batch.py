@@ -23,7 +23,6 @@ from ..windows import Window3, window_kind
 from ..windows import partial as P
 from ..windows.pipeline import run_window_pipeline
 from .records import RECORD_SCHEMA
-from ..windows.fixed import wkey
 from .state import Checkpoint, EngineState, StateFile
 
 _TYPES = dict(c.split(" ", 1) for c in RECORD_SCHEMA.split(", "))
@@ -143,9 +142,7 @@ class BatchWork:
 
             shutil.rmtree(path, ignore_errors=True)
             return
-        for s in sorted(seen["starts"]):
-            k = wkey(s, s + iv, "")
-            self.st.windows[k] = self.st.windows.get(k, 0) + 1
+        self.kind.register(seen, self.st)
         self.st.files.append(StateFile(self.batch_id, seen["mt"], seen["ma"], str(path)))
         self._compact()
 
