@@ -271,7 +271,8 @@ class Processor:
         rows = src.filter(F.col("kind") == DATA)
         if w is not None:
             rows, with_seq = work.arrival_seq(rows, n_in, self.p.before)
-        data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env)
+        data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env,
+                            raw=("raw", self.p.source.ts_field_name))
         if w is None:
             work.add_rows(data)
         else:

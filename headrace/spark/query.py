@@ -28,8 +28,14 @@ operators take the dotted path; ``$regex`` takes ``{"$regex": pattern, "$options
 ``$options`` is a no-op (read by ``$regex``); the top-level ``$and $or $nor $expr $jsonSchema
 $comment`` take ``path=None``.
 
-Deviations (from the VARIANT encoding, see ``headrace.spark.docs`` / ``values``): documents are
-equal and compare regardless of field order (fields are stored sorted); ``$gt``/``$lt`` between
+Field order: equality with a document (``$eq``, ``$ne``, ``$in``, ``$nin``, ``$all``) is in
+MongoDB's field order where the value at the path is still the source record's and the stage
+runs on source records (``Ctx.text``, :mod:`.predicates_order`); golden cases
+``match_embedded_doc_*`` and ``match_array_elem_doc_*``.
+
+Deviations (from the VARIANT encoding, see ``headrace.spark.docs`` / ``values``): elsewhere
+(computed fields, inside windows and ``$elemMatch``) documents are equal and compare regardless
+of field order (fields are stored sorted); ``$gt``/``$lt`` between
 arrays or documents compare nested containers below the first level by JSON text; a decimal
 beyond DECIMAL(38,18) breaks exact ties as a double; a document whose only field is ``$oid`` /
 ``$minKey`` / ``$maxKey`` / ``$numberDecimal`` reads as that BSON type; an ``Int64`` within 32
@@ -61,6 +67,7 @@ from .predicates import (
     Pred, all_of, any_of, cmp_pred, eq_or_regex, false, in_pred, mod_pred, nn, path_test, regex_pred,
     size_pred, true, type_pred,
 )
+from .predicates_order import eq_in_order, order_matters, ordered_path_test
 from .registry import QUERY_OPERATORS, Compiled, Ctx, first_error, query_operator
 
 __all__ = ["compile_query", "value_predicate", "elem_match_pred"]
@@ -118,7 +125,7 @@ def elem_match_pred(sub: dict, ctx: Ctx) -> Pred:
         return Pred(lambda x: nn(F.exists(V.array_elems(x), lambda e: all_of([p(e) for p in preds]))), False)
 
     def on_elem(e: Column) -> Column:
-        inner = _compile_doc(sub, dataclasses.replace(ctx, root=e, hoist=None)).value
+        inner = _compile_doc(sub, dataclasses.replace(ctx, root=e, hoist=None, text=None)).value
         return (V.is_object(e) | V.is_array(e)) & inner
     return Pred(lambda x: nn(F.exists(V.array_elems(x), on_elem)), False)
 
@@ -173,20 +180,47 @@ def _positive(op: str):
     return fn
 
 
-for _op in ("$eq", "$gt", "$gte", "$lt", "$lte", "$in", "$type", "$regex", "$size", "$mod", "$elemMatch"):
+for _op in ("$gt", "$gte", "$lt", "$lte", "$type", "$regex", "$size", "$mod", "$elemMatch"):
     query_operator(_op)(_positive(_op))
+
+
+def _equal_to_any(path: str, items: list, ctx: Ctx) -> Column:
+    """Some value at the path equals (or, for a regex item, matches) one of ``items``: ``$in``'s
+    test; a document or array item is compared in field order where ``ctx.text`` has the source
+    record's text for the path (:mod:`.predicates_order`)."""
+    text = ctx.text(path) if ctx.text is not None else None
+    ordered = [c for c in items if order_matters(c)] if text is not None else []
+    rest = [c for c in items if not any(c is o for o in ordered)]
+    tests = [path_test(ctx.root, path, in_pred(rest))] if rest or not ordered else []
+    if ordered:
+        tests.append(ordered_path_test(ctx.root, text, path, eq_in_order(ordered)))
+    return any_of(tests)
+
+
+@query_operator("$eq")
+def q_eq(path: str, arg: Any, ctx: Ctx) -> Compiled:
+    """Some value at the path equals ``arg`` (documents in field order, :func:`_equal_to_any`)."""
+    if regex_literal(arg) is None and ctx.text is not None and order_matters(arg):
+        return Compiled(_equal_to_any(path, [arg], ctx))
+    return Compiled(path_test(ctx.root, path, cmp_pred("$eq", arg)))
+
+
+@query_operator("$in")
+def q_in(path: str, arg: list, ctx: Ctx) -> Compiled:
+    """Some value at the path is in ``arg``."""
+    return Compiled(_equal_to_any(path, arg, ctx))
 
 
 @query_operator("$ne")
 def q_ne(path: str, arg: Any, ctx: Ctx) -> Compiled:
     """No value at the path equals ``arg`` (missing fields match)."""
-    return Compiled(~path_test(ctx.root, path, cmp_pred("$eq", arg)))
+    return Compiled(~q_eq(path, arg, ctx).value)
 
 
 @query_operator("$nin")
 def q_nin(path: str, arg: list, ctx: Ctx) -> Compiled:
     """No value at the path is in ``arg``."""
-    return Compiled(~path_test(ctx.root, path, in_pred(arg)))
+    return Compiled(~_equal_to_any(path, arg, ctx))
 
 
 @query_operator("$exists")
@@ -204,7 +238,7 @@ def q_all(path: str, arg: list, ctx: Ctx) -> Compiled:
     if is_all_elem_match(arg):
         tests = [path_test(ctx.root, path, elem_match_pred(item["$elemMatch"], ctx), False) for item in arg]
     else:
-        tests = [path_test(ctx.root, path, eq_or_regex(item)) for item in arg]
+        tests = [_equal_to_any(path, [item], ctx) for item in arg]
     return Compiled(all_of(tests))
 
 

@@ -68,6 +68,8 @@ class Ctx:
     as VARIANT columns. ``where``: the field path of the expression being compiled, for errors.
     ``hoist``: a :class:`~headrace.spark.hoist.Hoister` when ``root`` is the stage's ``doc``
     column and the stage adds the hoisted columns before evaluating (see ``stages.base.guard``).
+    ``text``: for a dotted path, the JSON text of ``root`` when the path's value is still the
+    source record's (its field order; :mod:`headrace.mql.source_fields`), else None.
     """
 
     root: Column
@@ -75,6 +77,7 @@ class Ctx:
     meta: dict[str, Column] = field(default_factory=dict)
     where: str = ""
     hoist: Any = None
+    text: Any = None       # Callable[[str], Column | None] | None
 
     def with_vars(self, **variables: Compiled) -> "Ctx":
         return replace(self, variables={**self.variables, **variables})

@@ -21,25 +21,29 @@ CHUNK = 40  # query columns per Spark job
 
 
 def docs_frame(spark, docs: list[dict]):
-    """A DataFrame ``(i BIGINT, doc VARIANT)`` of the documents."""
+    """A DataFrame ``(i BIGINT, doc VARIANT, raw STRING)`` of the documents (``raw``: their
+    Extended JSON text, fields in the documents' order)."""
     from pyspark.sql import types as T
 
     from headrace.spark.docs import to_variant
 
-    schema = T.StructType([T.StructField("i", T.LongType()), T.StructField("doc", T.VariantType())])
-    return spark.createDataFrame([(i, to_variant(d)) for i, d in enumerate(docs)], schema)
+    schema = T.StructType([T.StructField("i", T.LongType()), T.StructField("doc", T.VariantType()),
+                           T.StructField("raw", T.StringType())])
+    return spark.createDataFrame([(i, to_variant(d), ejson.dumps(d)) for i, d in enumerate(docs)], schema)
 
 
-def evaluate(spark, docs: list[dict], queries: list[dict], chunk: int = CHUNK) -> list[list[bool]]:
+def evaluate(spark, docs: list[dict], queries: list[dict], chunk: int = CHUNK,
+             text: bool = False) -> list[list[bool]]:
     """``result[q][d]``: whether Spark's compiled query ``q`` matches document ``d``; one job
-    per ``chunk`` queries, every query a column."""
+    per ``chunk`` queries, every query a column. ``text``: the documents' raw text is at hand
+    for every path, as for source records (``Ctx.text``: documents compare in field order)."""
     from pyspark.sql import functions as F
 
     from headrace.spark.query import compile_query
     from headrace.spark.registry import Ctx
 
     df = docs_frame(spark, docs).cache()
-    ctx = Ctx(root=F.col("doc"))
+    ctx = Ctx(root=F.col("doc"), text=(lambda path: F.col("raw")) if text else None)
     out: list[list[bool]] = [[False] * len(docs) for _ in queries]
     try:
         for start in range(0, len(queries), chunk):
@@ -55,9 +59,10 @@ def evaluate(spark, docs: list[dict], queries: list[dict], chunk: int = CHUNK) -
     return out
 
 
-def mismatches(spark, docs: list[dict], queries: list[dict]) -> list[tuple[dict, dict, bool, bool]]:
+def mismatches(spark, docs: list[dict], queries: list[dict],
+               text: bool = False) -> list[tuple[dict, dict, bool, bool]]:
     """``(query, doc, spark_result, oracle_result)`` for every disagreement."""
-    res = evaluate(spark, docs, queries)
+    res = evaluate(spark, docs, queries, text=text)
     bad = []
     for qi, q in enumerate(queries):
         for di, d in enumerate(docs):

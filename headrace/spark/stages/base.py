@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterator
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from ...mql.source_fields import SourceFields
 from ...spec.stages import spec_of
 from ..hoist import Hoister
 from ..registry import STAGE_SPEC_TYPES, STAGES, Ctx, compiling_stage
@@ -38,10 +39,17 @@ class Env:
 
     def ctx(self, root: Column | None = None, where: str = "", hoist: Hoister | None = None) -> Ctx:
         """A context over ``root`` (the ``doc`` column by default); ``hoist`` only with the
-        default root, for a stage that evaluates through :func:`guard` or :func:`hoisted`."""
+        default root, for a stage that evaluates through :func:`guard` or :func:`hoisted`. Over
+        the ``doc`` column of a stage :func:`apply_stages` runs on source records, the context
+        also has the records' raw text where a path's value is still the source's (``Ctx.text``)."""
         if root is not None and hoist is not None:
             raise ValueError("a hoister reads the doc column; it cannot serve another root")
-        return Ctx(root=F.col("doc") if root is None else root, meta=self.meta, where=where, hoist=hoist)
+        src = _SOURCE.get() if root is None else None
+        text = None
+        if src is not None:
+            fields, column = src
+            text = lambda path: F.col(column) if fields.intact(path) else None  # noqa: E731
+        return Ctx(root=F.col("doc") if root is None else root, meta=self.meta, where=where, hoist=hoist, text=text)
 
     @contextmanager
     def active(self) -> Iterator["Env"]:
@@ -54,6 +62,7 @@ class Env:
 
 
 _CURRENT: contextvars.ContextVar = contextvars.ContextVar("headrace_env", default=None)
+_SOURCE: contextvars.ContextVar = contextvars.ContextVar("headrace_source_fields", default=None)
 
 
 def current_env() -> Env | None:
@@ -98,13 +107,24 @@ def _guard(df: DataFrame, doc: Column, err: Column | None, op: str) -> DataFrame
     return df.withColumns(cols).drop(*staged)
 
 
-def apply_stages(df: DataFrame, stages: Any, env: Env) -> DataFrame:
+def apply_stages(df: DataFrame, stages: Any, env: Env, raw: tuple[str, str] | None = None) -> DataFrame:
     """Each stage's compiler applied to its typed spec (built from the raw argument when a
-    :class:`~headrace.spec.model.Stage` was made by hand without one)."""
+    :class:`~headrace.spec.model.Stage` was made by hand without one).
+
+    ``raw``: ``(column, tsFieldName)`` when ``df``'s rows are source records whose raw JSON text
+    is in ``column``: each stage's :meth:`Env.ctx` then offers that text for the paths whose
+    value is still the source's (:class:`~headrace.mql.source_fields.SourceFields`)."""
+    fields = SourceFields.at_source(raw[1]) if raw is not None else None
     for st in stages:
         spec = st.spec if st.spec is not None else spec_of(st.name, st.arg)
         if not isinstance(spec, STAGE_SPEC_TYPES[st.name]):
             raise TypeError(f"{st.name}: spec {type(spec).__name__}, expected {STAGE_SPEC_TYPES[st.name].__name__}")
-        with compiling_stage(st.position):
-            df = STAGES[st.name](df, st, spec, env)
+        token = _SOURCE.set((fields, raw[0]) if fields is not None else None)
+        try:
+            with compiling_stage(st.position):
+                df = STAGES[st.name](df, st, spec, env)
+        finally:
+            _SOURCE.reset(token)
+        if fields is not None:
+            fields = fields.after(st.name, spec)
     return df
