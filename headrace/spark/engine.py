@@ -22,7 +22,8 @@ Per micro-batch ``N`` (time-semantics.md):
 The modules: :mod:`.runtime.sources` (which reader for which connection type),
 :mod:`.runtime.prepare` and :mod:`.runtime.parse` (step 1), :mod:`.runtime.batch` (window rules,
 what a batch writes), :mod:`.windows` (one module per window kind), :mod:`.runtime.records` and
-:mod:`.runtime.sinks` (step 7), :mod:`.runtime.state` (engine state versions in the checkpoint:
+:mod:`.runtime.sinks` (step 7), :mod:`.runtime.stats` (what ``stats()`` reports),
+:mod:`.runtime.state` (engine state versions in the checkpoint:
 a re-run of batch N after a crash reads version N-1 and rewrites N, so output is the same as
 an uninterrupted run).
 """
@@ -38,7 +39,6 @@ from typing import Any, Callable
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from .. import ejson
 from ..mql.field_order import OrderPlan
 from ..connections import Registry
 from ..errors import HeadraceError
@@ -353,56 +353,8 @@ class Processor:
 
     # ------------------------------------------------------------------ stats
     def stats(self, verbose: bool = False) -> dict:
+        """The processor's statistics (:func:`.runtime.stats.processor_stats`)."""
+        from .runtime.stats import processor_stats
+
         with self._lock:
-            ts = self.time
-            lat = sorted(self.latencies)
-            pit = self.p.source.partition_idle_timeout.ms if self.p.source.partition_idle_timeout else None
-            parts = []
-            for p in sorted(ts.partitions):
-                st = ts.partitions[p]
-                parts.append({"partition": p,
-                              "position": self.positions.get(p),
-                              "watermark": _fmt(st.max_event),
-                              "lastArrival": _fmt(st.last_arrival),
-                              "idle": ts.idle(p, ts.clock, pit) if ts.clock is not None else False})
-            out = {
-                "name": self.o.name,
-                "status": "FAILED" if self.error else ("STOPPED" if self.finished.is_set() else "STARTED"),
-                "inputMessageCount": self.counters["input"],
-                "inputMessageSize": self.counters["inputBytes"],
-                "outputMessageCount": self.counters["output"],
-                "dlqMessageCount": self.counters["dlq"],
-                "lateMessageCount": self.counters["late"],
-                "batches": self.counters["batches"],
-                "stateSize": self.checkpoints.size(),
-                "watermark": _fmt(ts.watermark),
-                "watermarkHeldBackBy": ts.holding_back(ts.clock, pit),
-                "partitions": parts,
-                "latency": {"p50": _pct(lat, 0.5), "p99": _pct(lat, 0.99), "unit": "seconds per micro-batch"},
-                "lastCheckpoint": self.last_checkpoint,
-            }
-            if self.sink_stats:
-                out["sink"] = self.sink_stats
-            if self.p.source.dedup is not None:
-                from .runtime.dedup import dedup_stats
-
-                out["dedup"] = dedup_stats(self.counters) if self.p.options.guarantee != "atLeastOnce" \
-                    else {"skipped": "guarantee atLeastOnce"}
-            out["guarantee"] = self.p.options.guarantee
-            if self.error:
-                out["error"] = str(self.error)
-            return out
-
-
-def _fmt(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    if ms >= PLUS_INF:
-        return "+infinity"
-    return ejson.format_date(ejson.millis_to_datetime(ms))
-
-
-def _pct(values: list[float], p: float) -> float | None:
-    if not values:
-        return None
-    return round(values[min(len(values) - 1, int(p * len(values)))], 4)
+            return processor_stats(self)
