@@ -87,7 +87,7 @@ def cmd_process(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="headrace-process-") as tmp:
         ckpt = Path(args.checkpoint) if args.checkpoint else Path(tmp)
         proc = start(Prepared(pipeline, registry), name=Path(args.pipeline).stem, checkpoint=ckpt,
-                     on_output=_print_docs, on_dlq=_print_dlq)
+                     on_output=_print_docs, on_dlq=_print_dlq, once=not args.checkpoint)
         stats = proc.run(duration_s=args.duration, limit=args.limit)
     if args.stats:
         print(json.dumps(stats, indent=2), file=sys.stderr)

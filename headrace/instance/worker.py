@@ -210,7 +210,7 @@ class Worker:
         with self._process_lock, tempfile.TemporaryDirectory(prefix="headrace-process-") as tmp:
             t0 = time.monotonic()
             proc = start(Prepared(parsed, registry), name=name, checkpoint=Path(tmp), spark_master=self.master,
-                         on_output=outputs.extend, on_dlq=dlq.extend)
+                         on_output=outputs.extend, on_dlq=dlq.extend, once=True)
             stats = proc.run(duration_s=duration, limit=limit)
             seconds = round(time.monotonic() - t0, 3)
         truncated = limit is not None and len(outputs) > limit

@@ -74,6 +74,7 @@ class RunOptions:
     fault: Callable[[int, str], None] | None = None   # tests: called at the phases below (may raise)
     fault_phases: tuple[str, ...] = ("after_sink",)   # of Processor._phase: after_dedup, after_sink, after_state
     spark_master: str | None = None
+    once: bool = False     # a finite one-batch source on a fresh checkpoint runs as one batch job
 
 
 class Processor:
@@ -104,6 +105,7 @@ class Processor:
         self.sink_stats: dict | None = None   # what the sink reports (a zoned sink: its zones), summed
         self.dedup = None                     # the $source.dedup hook (runtime/dedup.py), set at start
         self._codegen = CodegenSwitch()       # generated code for this query's jobs, per batch size
+        self._once: DataFrame | None = None   # RunOptions.once: the one batch run() runs itself
 
     @property
     def last_checkpoint(self) -> str | None:
@@ -129,6 +131,9 @@ class Processor:
         if last is not None:
             self.counters.update(last.counters)
             self.time = last.time
+        if self.o.once and src.once is not None and last is None and not self._needs_ticks():
+            self._once = self._prepared(src.once)
+            return self
         w = (self._prepared(src.df).writeStream.foreachBatch(self._on_batch)
              .option("checkpointLocation", str(self.ckpt / "spark"))
              .queryName(f"headrace_{self.o.name}_{os.getpid()}_{id(self)}"))
@@ -141,8 +146,15 @@ class Processor:
             progress: Callable[["Processor"], None] | None = None, max_input: int | None = None) -> dict:
         """Run until a finite input is exhausted, ``duration_s`` passes, ``limit`` outputs exist or
         ``max_input`` input records were processed (whichever comes first)."""
-        if self.query is None:
+        if self.query is None and self._once is None:
             self.start()
+        if self._once is not None:      # RunOptions.once: the whole input is batch 0, run here
+            batch, self._once = self._once, None
+            try:
+                self._on_batch(batch, 0)
+            except Exception:  # noqa: BLE001 - kept in self.error, raised below
+                pass
+            self.finished.set()
         deadline = time.monotonic() + duration_s if duration_s else None
         try:
             while True:

@@ -55,6 +55,8 @@ class OpenedSource:
     partitions: list[str]
     #: for sources that reshard: watermark partitions given the positions read so far
     partitions_fn: Callable[[dict], list[str]] | None = None
+    #: a finite source's whole input as one batch DataFrame (its single micro-batch), else None
+    once: DataFrame | None = None
 
 
 Builder = Callable[[object, SourceContext, object], OpenedSource]
@@ -101,7 +103,10 @@ def _documents(spark, ctx: SourceContext, _conn) -> OpenedSource:
     from ..sources.documents import DocumentsDataSource
 
     df = read_stream(spark, DocumentsDataSource, ctx.tag).option("path", str(path)).load()
-    return OpenedSource(df, "replay" if s.replay else "documents", json.loads(parts_file.read_text()))
+    once = None
+    if s.replay is None:     # one micro-batch: also readable as a batch job (RunOptions.once)
+        once = spark.read.format(f"{DocumentsDataSource.name()}_{ctx.tag}").option("path", str(path)).load()
+    return OpenedSource(df, "replay" if s.replay else "documents", json.loads(parts_file.read_text()), once=once)
 
 
 def one_batch(batches: list[dict]) -> list[dict]:

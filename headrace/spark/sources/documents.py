@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 
 from ... import ejson
 from ...spec.model import SourceSpec
@@ -84,6 +84,40 @@ class DocumentsDataSource(DataSource):
     def streamReader(self, schema: Any) -> "DocumentsReader":
         return DocumentsReader(self.options["path"])
 
+    def reader(self, schema: Any) -> "DocumentsBatchReader":
+        return DocumentsBatchReader(self.options["path"])
+
+
+def _rows(path: str, lo: int, hi: int) -> Iterator[tuple]:
+    """The source rows of prepared batches ``lo`` (included) to ``hi`` (excluded)."""
+    from ..docs import parse_in_reader
+
+    with open(path) as f:
+        for i, line in enumerate(f):
+            if i < lo:
+                continue
+            if i >= hi:
+                break
+            b = json.loads(line)
+            arrival = ejson.millis_to_datetime(b["arrival"])
+            for part, off, raw, kind in b["rows"]:
+                doc, err = parse_in_reader(raw) if kind == DATA else (None, None)
+                yield (part, off, arrival, raw, doc, err, kind, arrival, None)
+
+
+class DocumentsBatchReader(DataSourceReader):
+    """Every prepared batch at once: a finite run in one batch job (``RunOptions.once``)."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def partitions(self) -> list[InputPartition]:
+        with open(self.path) as f:
+            return [InputPartition((self.path, 0, sum(1 for _ in f)))]
+
+    def read(self, partition: InputPartition) -> Iterator[tuple]:
+        return _rows(*partition.value)
+
 
 class DocumentsReader(DataSourceStreamReader):
     def __init__(self, path: str):
@@ -102,20 +136,7 @@ class DocumentsReader(DataSourceStreamReader):
         return [InputPartition((self.path, start["batch"], end["batch"]))]
 
     def read(self, partition: InputPartition) -> Iterator[tuple]:
-        from ..docs import parse_in_reader
-
-        path, lo, hi = partition.value
-        with open(path) as f:
-            for i, line in enumerate(f):
-                if i < lo:
-                    continue
-                if i >= hi:
-                    break
-                b = json.loads(line)
-                arrival = ejson.millis_to_datetime(b["arrival"])
-                for part, off, raw, kind in b["rows"]:
-                    doc, err = parse_in_reader(raw) if kind == DATA else (None, None)
-                    yield (part, off, arrival, raw, doc, err, kind, arrival, None)
+        return _rows(*partition.value)
 
     def commit(self, end: dict) -> None:
         pass
