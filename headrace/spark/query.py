@@ -189,8 +189,9 @@ def _equal_to_any(path: str, items: list, ctx: Ctx) -> Column:
     test; a document or array item is compared in field order where ``ctx.text`` has the source
     record's text for the path (:mod:`.predicates_order`)."""
     text = ctx.text(path) if ctx.text is not None else None
-    ordered = [c for c in items if order_matters(c)] if text is not None else []
-    rest = [c for c in items if not any(c is o for o in ordered)]
+    ordered, rest = [], []
+    for c in items:
+        (ordered if text is not None and order_matters(c) else rest).append(c)
     tests = [path_test(ctx.root, path, in_pred(rest))] if rest or not ordered else []
     if ordered:
         tests.append(ordered_path_test(ctx.root, text, path, eq_in_order(ordered)))
@@ -200,7 +201,7 @@ def _equal_to_any(path: str, items: list, ctx: Ctx) -> Column:
 @query_operator("$eq")
 def q_eq(path: str, arg: Any, ctx: Ctx) -> Compiled:
     """Some value at the path equals ``arg`` (documents in field order, :func:`_equal_to_any`)."""
-    if regex_literal(arg) is None and ctx.text is not None and order_matters(arg):
+    if ctx.text is not None and order_matters(arg):     # a regex is never a document
         return Compiled(_equal_to_any(path, [arg], ctx))
     return Compiled(path_test(ctx.root, path, cmp_pred("$eq", arg)))
 

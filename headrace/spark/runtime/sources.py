@@ -43,9 +43,15 @@ def read_stream(spark, cls, tag: str):
     registration (two processors in one worker) could have one query's start mutate the map while
     the scheduler serialized the other's read tasks: the task then failed to deserialize
     (``java.io.OptionalDataException``; seen in the kill -9 trials, which run two processors)."""
+    return spark.readStream.format(register(spark, cls, tag))
+
+
+def register(spark, cls, tag: str) -> str:
+    """Register the Python data source ``cls`` under ``<name>_<tag>`` (:func:`read_stream`) and
+    return that name."""
     name = f"{cls.name()}_{tag}"
     spark.dataSource.register(type(f"{cls.__name__}_{tag}", (cls,), {"name": classmethod(lambda c: name)}))
-    return spark.readStream.format(name)
+    return name
 
 
 @dataclass
@@ -102,10 +108,11 @@ def _documents(spark, ctx: SourceContext, _conn) -> OpenedSource:
         parts_file.write_text(json.dumps(parts))
     from ..sources.documents import DocumentsDataSource
 
-    df = read_stream(spark, DocumentsDataSource, ctx.tag).option("path", str(path)).load()
+    name = register(spark, DocumentsDataSource, ctx.tag)
+    df = spark.readStream.format(name).option("path", str(path)).load()
     once = None
     if s.replay is None:     # one micro-batch: also readable as a batch job (RunOptions.once)
-        once = spark.read.format(f"{DocumentsDataSource.name()}_{ctx.tag}").option("path", str(path)).load()
+        once = spark.read.format(name).option("path", str(path)).load()
     return OpenedSource(df, "replay" if s.replay else "documents", json.loads(parts_file.read_text()), once=once)
 
 

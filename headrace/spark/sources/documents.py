@@ -88,6 +88,12 @@ class DocumentsDataSource(DataSource):
         return DocumentsBatchReader(self.options["path"])
 
 
+def _count(path: str) -> int:
+    """The number of prepared batches (lines) in ``path``."""
+    with open(path) as f:
+        return sum(1 for _ in f)
+
+
 def _rows(path: str, lo: int, hi: int) -> Iterator[tuple]:
     """The source rows of prepared batches ``lo`` (included) to ``hi`` (excluded)."""
     from ..docs import parse_in_reader
@@ -112,8 +118,7 @@ class DocumentsBatchReader(DataSourceReader):
         self.path = path
 
     def partitions(self) -> list[InputPartition]:
-        with open(self.path) as f:
-            return [InputPartition((self.path, 0, sum(1 for _ in f)))]
+        return [InputPartition((self.path, 0, _count(self.path)))]
 
     def read(self, partition: InputPartition) -> Iterator[tuple]:
         return _rows(*partition.value)
@@ -122,8 +127,7 @@ class DocumentsBatchReader(DataSourceReader):
 class DocumentsReader(DataSourceStreamReader):
     def __init__(self, path: str):
         self.path = path
-        with open(path) as f:
-            self.count = sum(1 for _ in f)
+        self.count = _count(path)
 
     def initialOffset(self) -> dict:
         return {"batch": 0}
