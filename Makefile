@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml scripts/ensure_java.sh
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
 	bash scripts/ensure_java.sh $(BIN)/pip
+	$(BIN)/python -m headrace.spark.cds_build
 	touch $(STAMP)
 
 demo: venv

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from . import ejson
+from .spec import defaults
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("demo", help="run the main job on embedded defaults (sample_stream_solar -> store)")
     d.add_argument("--duration", type=float, default=90.0, help="seconds to run (default 90)")
     d.add_argument("--rate", type=float, default=200.0, help="sample documents per second (default 200)")
+    d.add_argument("--backlog", type=float, default=defaults.DEMO_BACKLOG_S,
+                   help=f"seconds of readings already in the stream at start (default {defaults.DEMO_BACKLOG_S:g})")
     d.add_argument("--home", help="where results go (default ./.headrace)")
     d.set_defaults(func=cmd_demo)
 

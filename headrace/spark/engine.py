@@ -9,7 +9,8 @@ Per micro-batch ``N`` (time-semantics.md):
    and whether the input ended.
 3. Idle-timeout timers due strictly before ``T`` fire; processing-time windows ending at or
    before ``T`` emit.
-4. The stateless stages run (native Catalyst); their failures go to the DLQ.
+4. The stateless stages run (native Catalyst); their failures go to the DLQ. A batch without
+   records skips steps 4 and 5 (no Spark work for an idle trigger).
 5. With a window: documents are judged against ``W`` after batch ``N-1``; late ones go to the
    DLQ with ``missedWindowStartTimes``; on-time ones are appended to the window state.
 6. ``W := max(W, min over non-idle partitions of M_p)`` (+infinity at end of input); every window
@@ -280,15 +281,16 @@ class Processor:
         if self.dedup is not None:    # $source.dedup: duplicates dropped before the stages (runtime/dedup.py)
             src = self.dedup.apply(src, batch_id, w_prev, counters, env)
         self._phase("after_dedup", batch_id)
-        rows = src.filter(F.col("kind") == DATA)
-        if w is not None:
-            rows, with_seq = work.arrival_seq(rows, n_in, self.p.before)
-        data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env,
-                            raw=("raw", self.p.source.ts_field_name))
-        if w is None:
-            work.add_rows(data)
-        else:
-            work.add_to_windows(data, w_prev, with_seq)
+        if n_in:       # a batch without records (ticks, end of input, nothing new) has no stage work
+            rows = src.filter(F.col("kind") == DATA)
+            if w is not None:
+                rows, with_seq = work.arrival_seq(rows, n_in, self.p.before)
+            data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env,
+                                raw=("raw", self.p.source.ts_field_name))
+            if w is None:
+                work.add_rows(data)
+            else:
+                work.add_to_windows(data, w_prev, with_seq)
 
         for r in stats:
             if r["n"]:

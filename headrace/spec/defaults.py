@@ -10,6 +10,9 @@ MERGE_WHEN_NOT_MATCHED = "insert"     # $merge.whenNotMatched
 KAFKA_KEY_FORMAT = "binData"          # $emit.config.keyFormat (Kafka)
 KAFKA_OUTPUT_FORMAT = "relaxedJson"   # $emit.config.outputFormat (Kafka)
 SAMPLE_RATE_PER_S = 10.0              # sample source documents per second per processor
+#: ``headrace demo``: seconds of readings the sample stream already holds at start, so the first
+#: micro-batch closes windows (a window closes once W passes its end + allowedLateness)
+DEMO_BACKLOG_S = 20.0
 SAMPLE_DEVICES = 10                   # sample source: number of devices
 SAMPLE_SEED = 42
 STREAM_META = True                    # sinks add _stream_meta

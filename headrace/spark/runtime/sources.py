@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame
 from ...connections import Registry
 from ...errors import HeadraceError
 from ...spec.model import SourceSpec
+from ..sources import SOURCE_SCHEMA
 
 TICK_MS = "1000"    # clock-tick period of live sources when windows need the clock to move
 
@@ -42,16 +43,23 @@ def read_stream(spark, cls, tag: str):
     to that map when a query starts (``StreamingPythonRunner.init``). Two queries sharing one
     registration (two processors in one worker) could have one query's start mutate the map while
     the scheduler serialized the other's read tasks: the task then failed to deserialize
-    (``java.io.OptionalDataException``; seen in the kill -9 trials, which run two processors)."""
-    return spark.readStream.format(register(spark, cls, tag))
+    (``java.io.OptionalDataException``; seen in the kill -9 trials, which run two processors).
+
+    The schema is given, so Spark does not start a Python process to ask the source for it."""
+    return spark.readStream.format(register(spark, cls, tag)).schema(cls({}).schema())
 
 
 def register(spark, cls, tag: str) -> str:
     """Register the Python data source ``cls`` under ``<name>_<tag>`` (:func:`read_stream`) and
     return that name."""
-    name = f"{cls.name()}_{tag}"
+    name = register_name(cls, tag)
     spark.dataSource.register(type(f"{cls.__name__}_{tag}", (cls,), {"name": classmethod(lambda c: name)}))
     return name
+
+
+def register_name(cls, tag: str) -> str:
+    """The name :func:`register` registers ``cls`` under."""
+    return f"{cls.name()}_{tag}"
 
 
 @dataclass
@@ -108,11 +116,11 @@ def _documents(spark, ctx: SourceContext, _conn) -> OpenedSource:
         parts_file.write_text(json.dumps(parts))
     from ..sources.documents import DocumentsDataSource
 
-    name = register(spark, DocumentsDataSource, ctx.tag)
-    df = spark.readStream.format(name).option("path", str(path)).load()
+    df = read_stream(spark, DocumentsDataSource, ctx.tag).option("path", str(path)).load()
     once = None
     if s.replay is None:     # one micro-batch: also readable as a batch job (RunOptions.once)
-        once = spark.read.format(name).option("path", str(path)).load()
+        once = (spark.read.format(register_name(DocumentsDataSource, ctx.tag)).schema(SOURCE_SCHEMA)
+                .option("path", str(path)).load())
     return OpenedSource(df, "replay" if s.replay else "documents", json.loads(parts_file.read_text()), once=once)
 
 

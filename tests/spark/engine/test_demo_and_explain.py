@@ -13,9 +13,11 @@ pytestmark = pytest.mark.spark
 
 
 def test_demo_writes_window_results(spark, tmp_path, capsys):
+    """The stream starts ``backlog`` seconds of readings back: the first micro-batch closes windows."""
     from headrace.demo import run_demo
 
-    assert run_demo(argparse.Namespace(duration=45.0, rate=100.0, home=str(tmp_path / "h"))) == 0
+    args = argparse.Namespace(duration=30.0, rate=100.0, backlog=20.0, home=str(tmp_path / "h"))
+    assert run_demo(args) == 0
     out = capsys.readouterr().out
     docs = list(open_store(tmp_path / "h" / "store").collection("demo", "solar_10s").find())
     assert docs, out
