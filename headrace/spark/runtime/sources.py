@@ -52,14 +52,9 @@ def read_stream(spark, cls, tag: str):
 def register(spark, cls, tag: str) -> str:
     """Register the Python data source ``cls`` under ``<name>_<tag>`` (:func:`read_stream`) and
     return that name."""
-    name = register_name(cls, tag)
+    name = f"{cls.name()}_{tag}"
     spark.dataSource.register(type(f"{cls.__name__}_{tag}", (cls,), {"name": classmethod(lambda c: name)}))
     return name
-
-
-def register_name(cls, tag: str) -> str:
-    """The name :func:`register` registers ``cls`` under."""
-    return f"{cls.name()}_{tag}"
 
 
 @dataclass
@@ -114,13 +109,14 @@ def _documents(spark, ctx: SourceContext, _conn) -> OpenedSource:
         batches, parts = prepare_batches(s, _dt.datetime.now(_dt.timezone.utc))
         write_batches(path, one_batch(batches) if s.replay is None else batches)
         parts_file.write_text(json.dumps(parts))
-    from ..sources.documents import DocumentsDataSource
+    from ..sources.documents import DocumentsDataSource, source_rows
 
     df = read_stream(spark, DocumentsDataSource, ctx.tag).option("path", str(path)).load()
     once = None
-    if s.replay is None:     # one micro-batch: also readable as a batch job (RunOptions.once)
-        once = (spark.read.format(register_name(DocumentsDataSource, ctx.tag)).schema(SOURCE_SCHEMA)
-                .option("path", str(path)).load())
+    if s.replay is None:
+        # one micro-batch, also run as a batch job (RunOptions.once): the pipeline's own documents,
+        # already on the driver, as a local relation (no Python process to plan or read a source)
+        once = spark.createDataFrame(list(source_rows(str(path))), SOURCE_SCHEMA).coalesce(1)
     return OpenedSource(df, "replay" if s.replay else "documents", json.loads(parts_file.read_text()), once=once)
 
 

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from ... import ejson
 from ...spec.model import SourceSpec
@@ -84,9 +84,6 @@ class DocumentsDataSource(DataSource):
     def streamReader(self, schema: Any) -> "DocumentsReader":
         return DocumentsReader(self.options["path"])
 
-    def reader(self, schema: Any) -> "DocumentsBatchReader":
-        return DocumentsBatchReader(self.options["path"])
-
 
 def _count(path: str) -> int:
     """The number of prepared batches (lines) in ``path``."""
@@ -94,34 +91,21 @@ def _count(path: str) -> int:
         return sum(1 for _ in f)
 
 
-def _rows(path: str, lo: int, hi: int) -> Iterator[tuple]:
-    """The source rows of prepared batches ``lo`` (included) to ``hi`` (excluded)."""
+def source_rows(path: str, lo: int = 0, hi: int | None = None) -> Iterator[tuple]:
+    """The source rows of prepared batches ``lo`` (included) to ``hi`` (excluded; default: all)."""
     from ..docs import parse_in_reader
 
     with open(path) as f:
         for i, line in enumerate(f):
             if i < lo:
                 continue
-            if i >= hi:
+            if hi is not None and i >= hi:
                 break
             b = json.loads(line)
             arrival = ejson.millis_to_datetime(b["arrival"])
             for part, off, raw, kind in b["rows"]:
                 doc, err = parse_in_reader(raw) if kind == DATA else (None, None)
                 yield (part, off, arrival, raw, doc, err, kind, arrival, None)
-
-
-class DocumentsBatchReader(DataSourceReader):
-    """Every prepared batch at once: a finite run in one batch job (``RunOptions.once``)."""
-
-    def __init__(self, path: str):
-        self.path = path
-
-    def partitions(self) -> list[InputPartition]:
-        return [InputPartition((self.path, 0, _count(self.path)))]
-
-    def read(self, partition: InputPartition) -> Iterator[tuple]:
-        return _rows(*partition.value)
 
 
 class DocumentsReader(DataSourceStreamReader):
@@ -140,7 +124,7 @@ class DocumentsReader(DataSourceStreamReader):
         return [InputPartition((self.path, start["batch"], end["batch"]))]
 
     def read(self, partition: InputPartition) -> Iterator[tuple]:
-        return _rows(*partition.value)
+        return source_rows(*partition.value)
 
     def commit(self, end: dict) -> None:
         pass
