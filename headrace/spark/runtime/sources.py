@@ -43,10 +43,8 @@ def read_stream(spark, cls, tag: str):
     to that map when a query starts (``StreamingPythonRunner.init``). Two queries sharing one
     registration (two processors in one worker) could have one query's start mutate the map while
     the scheduler serialized the other's read tasks: the task then failed to deserialize
-    (``java.io.OptionalDataException``; seen in the kill -9 trials, which run two processors).
-
-    The schema is given, so Spark does not start a Python process to ask the source for it."""
-    return spark.readStream.format(register(spark, cls, tag)).schema(cls({}).schema())
+    (``java.io.OptionalDataException``; seen in the kill -9 trials, which run two processors)."""
+    return spark.readStream.format(register(spark, cls, tag))
 
 
 def register(spark, cls, tag: str) -> str:
