@@ -19,15 +19,21 @@ from pathlib import Path
 from .. import ejson
 
 
+def demo_spec(rate: float, backlog_s: float) -> dict:
+    """The demo's pipeline (``solar.json``): the sample stream at ``rate`` documents per second,
+    holding ``backlog_s`` seconds of readings at start."""
+    spec = json.loads(resources.files(__package__).joinpath("solar.json").read_text())
+    backlog = int(backlog_s * rate)     # the source's backlog counts records
+    spec["pipeline"][0]["$source"]["config"] = {"rate": rate, **({"backlog": backlog} if backlog else {})}
+    return spec
+
+
 def run_demo(args: argparse.Namespace) -> int:
     from ..launch import prepare, start
     from ..spark.engine import Processor
     from ..store.sqlite import SQLiteStore
 
-    spec = json.loads(resources.files(__package__).joinpath("solar.json").read_text())
-    backlog = int(args.backlog * args.rate)     # the source's backlog counts records
-    spec["pipeline"][0]["$source"]["config"] = {"rate": args.rate, **({"backlog": backlog} if backlog else {})}
-    run = prepare(spec, home=args.home)
+    run = prepare(demo_spec(args.rate, args.backlog), home=args.home)
     registry = run.registry
     store_path = registry.store_path("store")
     ckpt = registry.home / "checkpoints" / f"demo-{int(time.time())}"

@@ -21,15 +21,10 @@ from .cds import DUMP_ENV, archive_path
 def _workload(home: Path) -> None:
     """What the archive should cover: the demo's processor (sample source, tumbling window,
     store sink) for one micro-batch, and an ephemeral run of inline documents with a DLQ entry."""
-    import json
-    from importlib import resources
-
-    from .. import demo
+    from ..demo import demo_spec
     from ..launch import prepare, start
 
-    spec = json.loads(resources.files(demo).joinpath("solar.json").read_text())
-    spec["pipeline"][0]["$source"]["config"] = {"rate": 200, "backlog": 4000}
-    proc = start(prepare(spec, home=home), name="cds", checkpoint=home / "ck1")
+    proc = start(prepare(demo_spec(200, 20), home=home), name="cds", checkpoint=home / "ck1")
     proc.run(limit=1, duration_s=120)
     docs = [{"a": 1, "n": "7"}, {"a": 2, "n": "q"}]
     run = prepare([{"$source": {"documents": docs}}, {"$match": {"a": {"$gte": 1}}},

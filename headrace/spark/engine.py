@@ -126,13 +126,14 @@ class Processor:
 
         spark = get_spark(self.o.spark_master)
         self.dedup = make_dedup(self.p, self.hdir)
-        src = open_source(spark, SourceContext(self.p.source, self.o.registry, self.hdir, self._needs_ticks()))
-        self.source_type, self.partitions, self.partitions_fn = src.source_type, src.partitions, src.partitions_fn
         last = self.checkpoints.load()
         if last is not None:
             self.counters.update(last.counters)
             self.time = last.time
-        if self.o.once and src.once is not None and last is None and not self._needs_ticks():
+        once = self.o.once and last is None and not self._needs_ticks()
+        src = open_source(spark, SourceContext(self.p.source, self.o.registry, self.hdir, self._needs_ticks(), once))
+        self.source_type, self.partitions, self.partitions_fn = src.source_type, src.partitions, src.partitions_fn
+        if src.once is not None:
             self._once = self._prepared(src.once)
             return self
         w = (self._prepared(src.df).writeStream.foreachBatch(self._on_batch)

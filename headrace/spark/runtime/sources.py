@@ -31,6 +31,7 @@ class SourceContext:
     registry: Registry
     state_dir: Path        # the processor's own directory in its checkpoint
     ticks: bool            # idle timeouts or processing-time windows: the clock must move without data
+    once: bool = False     # an ephemeral run (RunOptions.once): a one-batch source gives that batch only
     tag: str = field(default_factory=lambda: uuid.uuid4().hex[:12])    # this processor's data sources
 
 
@@ -44,25 +45,20 @@ def read_stream(spark, cls, tag: str):
     registration (two processors in one worker) could have one query's start mutate the map while
     the scheduler serialized the other's read tasks: the task then failed to deserialize
     (``java.io.OptionalDataException``; seen in the kill -9 trials, which run two processors)."""
-    return spark.readStream.format(register(spark, cls, tag))
-
-
-def register(spark, cls, tag: str) -> str:
-    """Register the Python data source ``cls`` under ``<name>_<tag>`` (:func:`read_stream`) and
-    return that name."""
     name = f"{cls.name()}_{tag}"
     spark.dataSource.register(type(f"{cls.__name__}_{tag}", (cls,), {"name": classmethod(lambda c: name)}))
-    return name
+    return spark.readStream.format(name)
 
 
 @dataclass
 class OpenedSource:
-    df: DataFrame
+    df: DataFrame | None       # the streaming DataFrame; None when ``once`` replaces it
     source_type: str
     partitions: list[str]
     #: for sources that reshard: watermark partitions given the positions read so far
     partitions_fn: Callable[[dict], list[str]] | None = None
-    #: a finite source's whole input as one batch DataFrame (its single micro-batch), else None
+    #: with ``SourceContext.once``, a finite source's whole input as one batch DataFrame (its single
+    #: micro-batch), else None
     once: DataFrame | None = None
 
 
@@ -109,13 +105,14 @@ def _documents(spark, ctx: SourceContext, _conn) -> OpenedSource:
         parts_file.write_text(json.dumps(parts))
     from ..sources.documents import DocumentsDataSource, source_rows
 
-    df = read_stream(spark, DocumentsDataSource, ctx.tag).option("path", str(path)).load()
-    once = None
-    if s.replay is None:
-        # one micro-batch, also run as a batch job (RunOptions.once): the pipeline's own documents,
-        # already on the driver, as a local relation (no Python process to plan or read a source)
+    kind, parts = "replay" if s.replay else "documents", json.loads(parts_file.read_text())
+    if ctx.once and s.replay is None:
+        # one micro-batch run as a batch job: the pipeline's own documents, already on the driver,
+        # as a local relation (no Python process to plan or read a source, no stream to open)
         once = spark.createDataFrame(list(source_rows(str(path))), SOURCE_SCHEMA).coalesce(1)
-    return OpenedSource(df, "replay" if s.replay else "documents", json.loads(parts_file.read_text()), once=once)
+        return OpenedSource(None, kind, parts, once=once)
+    df = read_stream(spark, DocumentsDataSource, ctx.tag).option("path", str(path)).load()
+    return OpenedSource(df, kind, parts)
 
 
 def one_batch(batches: list[dict]) -> list[dict]:

@@ -85,12 +85,6 @@ class DocumentsDataSource(DataSource):
         return DocumentsReader(self.options["path"])
 
 
-def _count(path: str) -> int:
-    """The number of prepared batches (lines) in ``path``."""
-    with open(path) as f:
-        return sum(1 for _ in f)
-
-
 def source_rows(path: str, lo: int = 0, hi: int | None = None) -> Iterator[tuple]:
     """The source rows of prepared batches ``lo`` (included) to ``hi`` (excluded; default: all)."""
     from ..docs import parse_in_reader
@@ -111,7 +105,8 @@ def source_rows(path: str, lo: int = 0, hi: int | None = None) -> Iterator[tuple
 class DocumentsReader(DataSourceStreamReader):
     def __init__(self, path: str):
         self.path = path
-        self.count = _count(path)
+        with open(path) as f:
+            self.count = sum(1 for _ in f)
 
     def initialOffset(self) -> dict:
         return {"batch": 0}
