@@ -127,6 +127,9 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              # compiled generated classes kept (Spark's default, 100, is fewer than one windowed
              # processor's few micro-batches generate, so identical code was compiled again)
              .config("spark.sql.codegen.cache.maxEntries", str(defaults.CODEGEN_CACHE_ENTRIES))
+             # a stage's class named without its stage number, which moves between one batch's
+             # plans and the next's: the same code is the same class (runtime/params.py)
+             .config("spark.sql.codegen.useIdInClassName", "false")
              .config("spark.sql.analyzer.maxIterations", "1000")
              .config("spark.sql.optimizer.maxIterations", "1000")
              # PySpark 4 records the Python call site of every Column function ("DataFrame

@@ -36,6 +36,7 @@ from ..mql.expressions import is_constant
 from ..spec.stages import CountSpec, GroupSpec, LimitSpec, SortSpec
 from . import values as V
 from .registry import ACCUMULATORS, Ctx, first_error, window_stage
+from .runtime.params import once
 from .stages.base import Env, current_env
 
 BASE = ("_w", "_seq", "doc", "_err")
@@ -156,9 +157,30 @@ def _ref(pre: str) -> Callable[[str], Column]:
 
 
 def group_finish(grouped: DataFrame, accs: list, extras: list[str], ctx_factory: Callable[[Column], Ctx],
-                 op_type: Any, steps_of: Callable[[Any], tuple] = lambda a: a.steps) -> DataFrame:
+                 op_type: Any, steps_of: Callable[[Any], tuple] = lambda a: a.steps,
+                 stable: bool = False) -> DataFrame:
     """The groups' documents from aggregated rows (``_w``, ``_seq``, ``_id``, ``_rerr``, the
-    accumulators' aggregates and the extra columns), through each accumulator's ``steps_of``."""
+    accumulators' aggregates and the extra columns), through each accumulator's ``steps_of``.
+    ``stable``: ``accs`` is the processor's own list (the same object every batch), so its
+    Columns are built once (:func:`.runtime.params.once`: the same generated code every batch)."""
+    def build() -> tuple:
+        return _finish_columns(accs, extras, ctx_factory, op_type, steps_of)
+
+    if stable:
+        steps, used_key, ferr, out_cols = once(accs, "group_finish", build)
+    else:
+        steps, used_key, ferr, out_cols = build()
+    if used_key:
+        grouped = grouped.withColumn("_kroot", F.when(V.is_object(F.col("_id")), F.col("_id"))
+                                     .otherwise(F.parse_json(F.lit("{}"))))
+    for cols in steps:
+        grouped = grouped.withColumns(cols)
+    return grouped.withColumn("_ferr", ferr).select(*out_cols)
+
+
+def _finish_columns(accs: list, extras: list[str], ctx_factory: Callable[[Column], Ctx], op_type: Any,
+                    steps_of: Callable[[Any], tuple]) -> tuple:
+    """:func:`group_finish`'s Columns: (steps, whether they read the group key, ``_ferr``, output)."""
     # n of $topN & co. is evaluated against the group key: _id when it is a document, else {}
     used_key = []
 
@@ -174,25 +196,19 @@ def group_finish(grouped: DataFrame, accs: list, extras: list[str], ctx_factory:
                 ref = _ref(pre)
                 cols.update({pre + n: fn(ref, key_ctx) for n, fn in steps_of(a)[i].items()})
         steps.append(cols)
-    if used_key:
-        grouped = grouped.withColumn("_kroot", F.when(V.is_object(F.col("_id")), F.col("_id"))
-                                     .otherwise(F.parse_json(F.lit("{}"))))
-    for cols in steps:
-        grouped = grouped.withColumns(cols)
-
     values, errors = [("_id", F.col("_id"))], [F.col("_rerr")]
     for name, pre, a in accs:
         values.append((name, F.col(pre + "value")))
         if "error" in steps_of(a)[-1]:
             errors.append(_named(F.col(pre + "error"), name))
-    grouped = grouped.withColumn("_ferr", F.coalesce(*errors) if len(errors) > 1 else errors[0])
+    ferr = F.coalesce(*errors) if len(errors) > 1 else errors[0]
     out_cols = [F.col("_w"), F.col("_seq"), V.make_object(values).alias("doc"), F.col("_ferr").alias("_err")]
     for c in extras:
         if c == "_op":
             out_cols.append(F.when(F.col("_ferr").isNotNull(), F.lit("$group")).cast(op_type).alias("_op"))
         else:
             out_cols.append(F.col(c))
-    return grouped.select(*out_cols)
+    return steps, bool(used_key), ferr, out_cols
 
 
 def apply_group(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column], Ctx]) -> DataFrame:
@@ -223,8 +239,10 @@ def apply_sort(df: DataFrame, spec: SortSpec) -> DataFrame:
     w = Window.partitionBy("_w")
     ok = F.col("_err").isNull()
     keyed = df.withColumn("_top", F.max("_seq").over(w))
-    for i, (path, d) in enumerate(sort):
-        keyed = keyed.withColumn(f"_k{i}", F.when(ok, sort_field_key(F.col("doc"), path, d)))
+    # the keys' trees (lambdas) built once per processor: the same generated code every batch
+    keys = once(spec, "sort_keys", lambda: [F.when(ok, sort_field_key(F.col("doc"), path, d)) for path, d in sort])
+    for i, key in enumerate(keys):
+        keyed = keyed.withColumn(f"_k{i}", key)
     order = [F.col(f"_k{i}").asc() if d > 0 else F.col(f"_k{i}").desc() for i, (_, d) in enumerate(sort)]
     # failed rows sort apart (their _seq is kept); the others get _top + their sort position
     pos = F.row_number().over(w.orderBy(ok.asc(), *order, F.col("_seq")))

@@ -22,6 +22,7 @@ from ..stages import Env
 from ..windows import Window3, window_kind
 from ..windows import partial as P
 from ..windows.pipeline import run_window_pipeline
+from .params import FRONTIER, long_param
 from .records import RECORD_SCHEMA
 from .state import Checkpoint, EngineState, StateFile
 
@@ -68,7 +69,7 @@ class BatchWork:
         """``_seq`` over the batch's source rows: their arrival order (``_arr``, ``partition``,
         ``offset``) as a number above every earlier batch's (a window over the whole batch)."""
         order = Window.orderBy("_arr", "partition", "offset")
-        return F.row_number().over(order) + F.lit(self.batch_id * (1 << 32))
+        return (F.row_number().over(order) + long_param(self.batch_id * (1 << 32))).cast("long")
 
     def arrival_seq(self, rows: DataFrame, n_rows: int, before: tuple) -> tuple[DataFrame, Callable]:
         """Arrival order for the windows: ``rows`` (the batch's source rows), and what
@@ -97,22 +98,24 @@ class BatchWork:
         frontier = None
         if w_prev is not None and not proc_time:
             frontier = w_prev - w.allowed_lateness_ms
+            good = good.withColumn(FRONTIER, long_param(frontier))
             late, good = kind.late(good, frontier, self.st)
             if late is not None:
                 self._piece(late, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
                                    "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),
-                                   "raw": F.col("raw"), "_op": F.lit(w.name), "_missed": kind.missed(F.col("_t"))})
+                                   "raw": F.col("raw"), "_op": F.lit(w.name), "_missed": kind.missed()})
         if self.partial is not None:
             self._add_partial(good, frontier)
             return
         keep = good.select("partition", F.col("offset").cast("long").alias("offset"),
                            F.col("_arr").cast("long").alias("_arr"), F.col("_et").cast("long").alias("_et"),
                            F.col("_t").cast("long").alias("_t"), F.col("_key").cast("string").alias("_key"),
-                           F.col("_seq").cast("long").alias("_seq"), "doc", *(["raw"] if self.keep_raw else []))
+                           F.col("_seq").cast("long").alias("_seq"), "doc", *(["raw"] if self.keep_raw else []),
+                           *([FRONTIER] if frontier is not None else []))
         path = self.ckpt.state_path(self.batch_id)
         obs = Observation()     # what the windows need of these documents, gathered by the write job
         keep.observe(obs, F.count(F.lit(1)).alias("n"), F.max("_t").alias("mt"), F.max("_arr").alias("ma"),
-                     *kind.observe(frontier)).write.mode("overwrite").parquet(str(path))
+                     *kind.observe(frontier)).drop(FRONTIER).write.mode("overwrite").parquet(str(path))
         seen = obs.get
         if not seen["n"]:
             import shutil

@@ -11,6 +11,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ...timing import TimeState, last_window_end
+from ..runtime.params import FRONTIER, above, at_most, contains, long_param, once
 from .kind import Window3, WindowKind
 
 
@@ -27,9 +28,20 @@ class FixedWindows(WindowKind):
     def hop(self) -> int:
         return (self.w.hop or self.w.interval).ms
 
-    def starts(self, t: Column) -> Column:
-        """The starts of every window holding ``t`` (as :func:`headrace.timing.window_starts`)."""
-        off = self.w.offset_ms
+    def starts(self) -> Column:
+        """The starts of every window holding ``_t`` (as :func:`headrace.timing.window_starts`),
+        one Column per processor (:func:`..runtime.params.once`)."""
+        return once(self.w, "starts", self._starts)
+
+    def open_starts(self) -> Column:
+        """:meth:`starts` of ``_t`` that are still open: ``start + interval`` past the batch's
+        frontier (the :data:`..runtime.params.FRONTIER` column)."""
+        iv = F.lit(self.iv)
+        return once(self.w, "open_starts",
+                    lambda: F.filter(self.starts(), lambda x: above(x + iv, F.col(FRONTIER))))
+
+    def _starts(self) -> Column:
+        t, off = F.col("_t"), self.w.offset_ms
         last = F.floor((t - F.lit(off)) / F.lit(self.hop)) * F.lit(self.hop) + F.lit(off)
         n = math.ceil(self.iv / self.hop)
         seq = F.sequence(last - F.lit((n - 1) * self.hop), last, F.lit(self.hop))
@@ -38,17 +50,15 @@ class FixedWindows(WindowKind):
     def late(self, good: DataFrame, frontier: int, st) -> tuple[DataFrame | None, DataFrame]:
         last_end = F.floor((F.col("_t") - F.lit(self.w.offset_ms)) / F.lit(self.hop)) * F.lit(self.hop) + \
             F.lit(self.w.offset_ms + self.iv)
-        good = good.withColumn("_late", last_end <= F.lit(frontier))
+        good = good.withColumn("_late", at_most(last_end, long_param(frontier)))
         return good.filter("_late"), good.filter(~F.col("_late"))
 
-    def missed(self, t: Column) -> Column:
-        return self.starts(t)
+    def missed(self) -> Column:
+        return self.starts()
 
     def observe(self, frontier: int | None) -> list[Column]:
-        starts = self.starts(F.col("_t"))
-        if frontier is not None:
-            # a document joins only the windows still open (a hopping document may miss some)
-            starts = F.filter(starts, lambda x: x + F.lit(self.iv) > F.lit(frontier))
+        # a document joins only the windows still open (a hopping document may miss some)
+        starts = self.starts() if frontier is None else self.open_starts()
         return [F.array_distinct(F.flatten(F.collect_set(starts))).alias("starts")]
 
     def register(self, observed: dict, st) -> None:
@@ -68,8 +78,8 @@ class FixedWindows(WindowKind):
 
     def frame(self, spark, docs: DataFrame, closing: list[Window3]) -> DataFrame:
         starts = sorted({s for s, _, _ in closing})
-        return docs.withColumn("_ws", F.explode(self.starts(F.col("_t")))) \
-            .filter(F.col("_ws").isin(starts)).withColumn("_we", F.col("_ws") + F.lit(self.iv))
+        return docs.withColumn("_ws", F.explode(self.starts())) \
+            .filter(contains(starts, F.col("_ws"))).withColumn("_we", F.col("_ws") + F.lit(self.iv))
 
     def dead(self, max_t: int, ts: TimeState, st) -> bool:
         return ts.watermark is not None and \

@@ -27,8 +27,8 @@ class WindowKind(ABC):
         allowedLateness`` after the previous batch)."""
 
     @abstractmethod
-    def missed(self, t: Column) -> Column:
-        """The starts of the windows a late document at ``t`` missed (``missedWindowStartTimes``)."""
+    def missed(self) -> Column:
+        """The starts of the windows a late document at ``_t`` missed (``missedWindowStartTimes``)."""
 
     @abstractmethod
     def observe(self, frontier: int | None) -> list[Column]:

@@ -36,6 +36,7 @@ from pyspark.sql import functions as F
 
 from ...spec.model import WindowSpec
 from ...spec.stages import GroupSpec
+from ..runtime.params import contains, once
 from ..window_stages import window_env
 
 #: Merge the live state files into one when there are more than this many.
@@ -124,7 +125,18 @@ def merge(rows: DataFrame, plan: PartialPlan) -> DataFrame:
     """Partial rows merged to one per (window, group), compact again; failed rows pass through.
     The result has ``rows``' columns and types, so it can be stored and merged again."""
     accs = plan.accumulators()
+    aggs, posts, names = once(accs, "merge", lambda: _merge_columns(accs))
     part, failed = rows.filter(F.col("_err").isNull()), rows.filter(F.col("_err").isNotNull())
+    merged = part.groupBy("_w", "_ws", "_gk").agg(*aggs)
+    for cols in posts:
+        merged = merged.withColumns(cols)
+    types = rows.schema
+    merged = merged.select(*[F.col(c).cast(nullable(types[c].dataType)).alias(c) for c in (*ROW, *names)])
+    return merged.unionByName(failed, allowMissingColumns=True).select(*rows.columns)
+
+
+def _merge_columns(accs: list) -> tuple[list[Column], list[dict[str, Column]], list[str]]:
+    """:func:`merge`'s aggregates, its steps after them and the accumulators' column names."""
     aggs = [F.min("_seq").alias("_seq"), F.max("_smax").alias("_smax"), F.sum("_n").alias("_n"),
             F.max("_tmax").alias("_tmax"), F.max("_amax").alias("_amax"), F.min_by("_id", "_seq").alias("_id")]
     names = []
@@ -132,16 +144,14 @@ def merge(rows: DataFrame, plan: PartialPlan) -> DataFrame:
         p = a.partial
         aggs += [fn(_ref(pre)).alias(pre + n) for n, fn in p.merge.items()]
         names += [pre + n for n in p.merge]
-    merged = part.groupBy("_w", "_ws", "_gk").agg(*aggs)
+    posts = []
     for i in range(max((len(a.partial.post) for _, _, a in accs), default=0)):
         cols = {}
         for _, pre, a in accs:
             if i < len(a.partial.post):
                 cols.update({pre + n: fn(_ref(pre)) for n, fn in a.partial.post[i].items()})
-        merged = merged.withColumns(cols)
-    types = rows.schema
-    merged = merged.select(*[F.col(c).cast(nullable(types[c].dataType)).alias(c) for c in (*ROW, *names)])
-    return merged.unionByName(failed, allowMissingColumns=True).select(*rows.columns)
+        posts.append(cols)
+    return aggs, posts, names
 
 
 def nullable(t):
@@ -167,17 +177,15 @@ def finish(rows: DataFrame, plan: PartialPlan) -> DataFrame:
     part, failed = merged.filter(F.col("_err").isNull()), merged.filter(F.col("_err").isNotNull())
     part = part.withColumn("_rerr", F.lit(None).cast("string"))
     out = group_finish(part, accs, ["_op"], _ctx_factory(), "string",
-                       steps_of=lambda a: a.partial.steps or a.steps)
+                       steps_of=lambda a: a.partial.steps or a.steps, stable=True)
     return out.unionByName(failed.select("_w", "_seq", "doc", "_err", F.lit("$group").alias("_op")))
 
 
 def in_windows(rows: DataFrame, starts: list[int]) -> DataFrame:
-    return rows.filter(F.col("_ws").isin(starts)) if starts else rows.limit(0)
+    return rows.filter(contains(starts, F.col("_ws"))) if starts else rows.limit(0)
 
 
 def starts_column(kind, frontier: int | None) -> Column:
-    """The starts of the windows a document at ``_t`` joins (as the document path registers)."""
-    starts = kind.starts(F.col("_t"))
-    if frontier is not None:
-        starts = F.filter(starts, lambda x: x + F.lit(kind.iv) > F.lit(frontier))
-    return starts
+    """The starts of the windows a document at ``_t`` joins (as the document path registers);
+    with a ``frontier``, the rows carry it in :data:`..runtime.params.FRONTIER`."""
+    return kind.starts() if frontier is None else kind.open_starts()

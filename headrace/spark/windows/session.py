@@ -10,6 +10,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ...timing import TimeState
+from ..runtime.params import at_most, long_param
 from .kind import Window3, WindowKind
 
 
@@ -26,15 +27,15 @@ class SessionWindows(WindowKind):
 
     def late(self, good: DataFrame, frontier: int, st) -> tuple[DataFrame | None, DataFrame]:
         # only documents whose own session would already be closed can be late: few, checked here
-        cand = good.filter(F.col("_t") + F.lit(self.gap) <= F.lit(frontier)).select("_seq", "_key", "_t").collect()
+        cand = good.filter(at_most(F.col("_t") + F.lit(self.gap), long_param(frontier))).select("_seq", "_key", "_t").collect()
         late = [r["_seq"] for r in cand
                 if not any(first - self.gap < r["_t"] < last + self.gap for first, last in st.sessions.get(r["_key"], []))]
         if not late:
             return None, good
         return good.filter(F.col("_seq").isin(late)), good.filter(~F.col("_seq").isin(late))
 
-    def missed(self, t: Column) -> Column:
-        return F.array(t)
+    def missed(self) -> Column:
+        return F.array(F.col("_t"))
 
     def observe(self, frontier: int | None) -> list[Column]:
         return [F.collect_set(F.struct("_key", "_t")).alias("times")]
