@@ -157,19 +157,15 @@ def _ref(pre: str) -> Callable[[str], Column]:
 
 
 def group_finish(grouped: DataFrame, accs: list, extras: list[str], ctx_factory: Callable[[Column], Ctx],
-                 op_type: Any, steps_of: Callable[[Any], tuple] = lambda a: a.steps,
-                 stable: bool = False) -> DataFrame:
+                 op_type: Any, steps_of: Callable[[Any], tuple] = lambda a: a.steps) -> DataFrame:
     """The groups' documents from aggregated rows (``_w``, ``_seq``, ``_id``, ``_rerr``, the
     accumulators' aggregates and the extra columns), through each accumulator's ``steps_of``.
-    ``stable``: ``accs`` is the processor's own list (the same object every batch), so its
-    Columns are built once (:func:`.runtime.params.once`: the same generated code every batch)."""
-    def build() -> tuple:
-        return _finish_columns(accs, extras, ctx_factory, op_type, steps_of)
-
-    if stable:
-        steps, used_key, ferr, out_cols = once(accs, "group_finish", build)
-    else:
-        steps, used_key, ferr, out_cols = build()
+    ``accs`` is built once per processor (:func:`group_inputs`, :meth:`..windows.partial.
+    PartialPlan.accumulators`), and so are these Columns (:func:`.runtime.params.once`: the same
+    generated code every batch)."""
+    steps, used_key, ferr, out_cols = once(
+        accs, "group_finish:" + ",".join(extras),
+        lambda: _finish_columns(accs, extras, ctx_factory, op_type, steps_of))
     if used_key:
         grouped = grouped.withColumn("_kroot", F.when(V.is_object(F.col("_id")), F.col("_id"))
                                      .otherwise(F.parse_json(F.lit("{}"))))

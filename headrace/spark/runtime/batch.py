@@ -128,7 +128,7 @@ class BatchWork:
     def _add_partial(self, good: DataFrame, frontier: int | None) -> None:
         """The batch's partial rows per (window, group) into the state (:mod:`..windows.partial`)."""
         iv = self.kind.iv
-        framed = good.select(F.explode(P.starts_column(self.kind, frontier)).alias("_s"), "_seq", "doc",
+        framed = good.select(F.explode(self.kind.joins(frontier)).alias("_s"), "_seq", "doc",
                              F.col("_t").cast("long").alias("_t"), F.col("_arr").cast("long").alias("_arr"))
         framed = framed.select(F.struct(F.timestamp_millis(F.col("_s")).alias("start"),
                                         F.timestamp_millis(F.col("_s") + F.lit(iv)).alias("end"),

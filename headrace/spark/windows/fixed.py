@@ -33,9 +33,12 @@ class FixedWindows(WindowKind):
         one Column per processor (:func:`..runtime.params.once`)."""
         return once(self.w, "starts", self._starts)
 
-    def open_starts(self) -> Column:
-        """:meth:`starts` of ``_t`` that are still open: ``start + interval`` past the batch's
-        frontier (the :data:`..runtime.params.FRONTIER` column)."""
+    def joins(self, frontier: int | None) -> Column:
+        """The starts of the windows a document at ``_t`` joins: :meth:`starts`, and with a
+        ``frontier`` only those still open, ``start + interval`` past it (the rows carry it in
+        :data:`..runtime.params.FRONTIER`; a hopping document may miss some windows)."""
+        if frontier is None:
+            return self.starts()
         iv = F.lit(self.iv)
         return once(self.w, "open_starts",
                     lambda: F.filter(self.starts(), lambda x: above(x + iv, F.col(FRONTIER))))
@@ -57,9 +60,7 @@ class FixedWindows(WindowKind):
         return self.starts()
 
     def observe(self, frontier: int | None) -> list[Column]:
-        # a document joins only the windows still open (a hopping document may miss some)
-        starts = self.starts() if frontier is None else self.open_starts()
-        return [F.array_distinct(F.flatten(F.collect_set(starts))).alias("starts")]
+        return [F.array_distinct(F.flatten(F.collect_set(self.joins(frontier)))).alias("starts")]
 
     def register(self, observed: dict, st) -> None:
         for s in sorted(observed["starts"] or []):

@@ -177,15 +177,9 @@ def finish(rows: DataFrame, plan: PartialPlan) -> DataFrame:
     part, failed = merged.filter(F.col("_err").isNull()), merged.filter(F.col("_err").isNotNull())
     part = part.withColumn("_rerr", F.lit(None).cast("string"))
     out = group_finish(part, accs, ["_op"], _ctx_factory(), "string",
-                       steps_of=lambda a: a.partial.steps or a.steps, stable=True)
+                       steps_of=lambda a: a.partial.steps or a.steps)
     return out.unionByName(failed.select("_w", "_seq", "doc", "_err", F.lit("$group").alias("_op")))
 
 
 def in_windows(rows: DataFrame, starts: list[int]) -> DataFrame:
     return rows.filter(contains(starts, F.col("_ws"))) if starts else rows.limit(0)
-
-
-def starts_column(kind, frontier: int | None) -> Column:
-    """The starts of the windows a document at ``_t`` joins (as the document path registers);
-    with a ``frontier``, the rows carry it in :data:`..runtime.params.FRONTIER`."""
-    return kind.starts() if frontier is None else kind.open_starts()

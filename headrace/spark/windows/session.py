@@ -10,7 +10,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ...timing import TimeState
-from ..runtime.params import at_most, long_param
+from ..runtime.params import at_most, contains, long_param
 from .kind import Window3, WindowKind
 
 
@@ -32,7 +32,8 @@ class SessionWindows(WindowKind):
                 if not any(first - self.gap < r["_t"] < last + self.gap for first, last in st.sessions.get(r["_key"], []))]
         if not late:
             return None, good
-        return good.filter(F.col("_seq").isin(late)), good.filter(~F.col("_seq").isin(late))
+        is_late = contains(late, F.col("_seq"))
+        return good.filter(is_late), good.filter(~is_late)
 
     def missed(self) -> Column:
         return F.array(F.col("_t"))
