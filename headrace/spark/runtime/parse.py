@@ -34,7 +34,9 @@ def normalized(raw: Column) -> Column:
 
     masked = F.replace(F.replace(raw, F.lit("\\\\"), F.lit(_BS)), F.lit('\\"'), F.lit(_QT))
     unmasked = F.replace(F.replace(fix(masked), F.lit(_QT), F.lit('\\"')), F.lit(_BS), F.lit("\\\\"))
-    return F.when(F.instr(raw, "\\") > 0, unmasked).otherwise(fix(raw))
+    # ``contains`` tests the first byte at each position; ``instr`` compares the needle at
+    # every character (UTF8String.indexOf), a few % of a solar batch's executor time
+    return F.when(raw.contains("\\"), unmasked).otherwise(fix(raw))
 
 
 def parse_columns(is_data: Column) -> list[dict[str, Column]]:
