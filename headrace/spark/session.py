@@ -124,8 +124,8 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              .config("spark.sql.variant.allowDuplicateKeys", "true")
              .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
              .config("spark.driver.memory", os.environ.get("HEADRACE_DRIVER_MEMORY", "2g"))
-             # deep MQL expression trees and long plan strings need more than the default stack
-             # (and the driver maps the class archive where one was built: headrace.spark.cds)
+             # JVM_OPTIONS (above); the driver also maps the class archive where one was built
+             # (headrace.spark.cds)
              .config("spark.driver.extraJavaOptions", JVM_OPTIONS + java_options())
              .config("spark.executor.extraJavaOptions", JVM_OPTIONS)
              .config("spark.sql.adaptive.enabled", "false")

@@ -59,3 +59,14 @@ def test_dlq_entry_of_a_failing_stage_carries_the_original_document(spark):
     (bad,) = res.dlq
     assert bad["doc"] == {"_id": 2, "n": "q"}          # as the source gave it, not with "added"
     assert bad["operatorName"] == "$set" and "q" in bad["errInfo"]["reason"]
+
+
+def test_input_message_size_counts_utf8_bytes(spark, tmp_path):
+    """``inputMessageSize`` is the bytes read (Atlas's "bytes ingested"), not characters: a line
+    with ``é`` (two bytes in UTF-8) counts both."""
+    f = tmp_path / "in.jsonl"
+    lines = ['{"a": "été"}', '{"a": "x"}', '{bad']
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    reg = load_registry(None, tmp_path / "home", extra={"in": {"type": "file", "path": str(f)}})
+    res = run_pipeline([{"$source": {"connectionName": "in"}}], registry=reg, max_input=3)
+    assert res.stats["inputMessageSize"] == sum(len(x.encode("utf-8")) for x in lines)
