@@ -89,8 +89,11 @@ def cmd_process(args: argparse.Namespace) -> int:
     pipeline, registry = _load(args)  # refuses invalid input before Spark starts
     with tempfile.TemporaryDirectory(prefix="headrace-process-") as tmp:
         ckpt = Path(args.checkpoint) if args.checkpoint else Path(tmp)
+        # a finite ephemeral run is one batch job: C2's compiler CPU would never pay back
+        quick = not args.checkpoint and pipeline.source.finite
         proc = start(Prepared(pipeline, registry), name=Path(args.pipeline).stem, checkpoint=ckpt,
-                     on_output=_print_docs, on_dlq=_print_dlq, once=not args.checkpoint)
+                     on_output=_print_docs, on_dlq=_print_dlq, once=not args.checkpoint,
+                     jit="quick" if quick else None)
         stats = proc.run(duration_s=args.duration, limit=args.limit)
     if args.stats:
         print(json.dumps(stats, indent=2), file=sys.stderr)

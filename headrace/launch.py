@@ -45,12 +45,14 @@ def prepare(pipeline: Any, *, connections: "str | Path | None" = None, home: "st
     return Prepared(parsed, registry)
 
 
-def start(run: Prepared, *, name: str, checkpoint: "str | Path", spark_master: str | None = None, **options: Any):
-    """The SparkSession (created once per process) and a :class:`Processor` for ``run``, not yet
+def start(run: Prepared, *, name: str, checkpoint: "str | Path", spark_master: str | None = None,
+          jit: str | None = None, **options: Any):
+    """The SparkSession (created once per process, in JIT mode ``jit``: see
+    :func:`headrace.spark.session.jit_options`) and a :class:`Processor` for ``run``, not yet
     started (``Processor.run`` starts it)."""
     from .spark.session import get_spark
 
-    get_spark(spark_master)  # Column constants need a live session
+    get_spark(spark_master, jit=jit)  # Column constants need a live session
     from .spark.engine import Processor, RunOptions
 
     return Processor(run.pipeline, RunOptions(name=name, checkpoint=Path(checkpoint), registry=run.registry,

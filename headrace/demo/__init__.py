@@ -41,7 +41,8 @@ def run_demo(args: argparse.Namespace) -> int:
           f"store demo.solar_10s, for {args.duration:g} s (starting {args.backlog:g} s of readings back)", flush=True)
     print("starting Spark (local[*]) ...", flush=True)
     started = time.monotonic()
-    proc = start(run, name="demo", checkpoint=ckpt, trigger_ms=5000)
+    # a short run at a low rate: C2's compiler CPU would not pay back (spark.session.jit_options)
+    proc = start(run, name="demo", checkpoint=ckpt, trigger_ms=5000, jit="quick")
 
     def progress(p: Processor) -> None:
         s = p.stats()

