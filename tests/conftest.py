@@ -9,9 +9,6 @@ import pytest
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("HEADRACE_SHUFFLE_PARTITIONS", "2")
-# tests run many small queries: C1 alone compiles far less (headrace.spark.session.jit_options);
-# child processes (kill trials, instance workers) inherit it
-os.environ.setdefault("HEADRACE_JIT", "quick")
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ MAX_RECORDS_PER_BATCH = 100_000       # sources: cap per micro-batch
 CODEGEN_CACHE_ENTRIES = 400           # Spark's cache of compiled generated classes (default 100)
 #: the JVM's JIT compilers (``HEADRACE_JIT``): "full" is HotSpot's default (C1, then C2 for hot
 #: code: fastest once warm, seconds of compiler CPU per batch while warming); "quick" stops at C1
-#: (far less compiler CPU, generated code about 3x slower): for short runs and tests
+#: (far less compiler CPU, generated code about 3x slower): for short runs (process, demo)
 JIT = "full"
 JIT_MODES = {"full": "", "quick": " -XX:TieredStopAtLevel=1"}
 CODEGEN_MIN_ROWS = 20_000             # micro-batches with fewer input rows run without generated code
