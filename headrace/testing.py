@@ -6,7 +6,11 @@
 
 ``run_pipeline(pipeline, documents=...)`` replaces the ``$source`` with inline ``documents``
 (keeping ``timeField``/``tsFieldName``/``partitionIdleTimeout``); pass ``replay=...`` for replay
-mode. Outputs are ``headrace.ejson`` values (dates are aware datetimes). ``strip_meta`` drops
+mode. Without ``checkpoint`` the run is ephemeral, as ``headrace process`` without
+``--checkpoint``: inline documents (one micro-batch) run as one batch job instead of a
+streaming query (``RunOptions.once``: the same outputs, DLQ entries and counters, about 2 s
+less per run); ``once=False`` forces the streaming query. Outputs are ``headrace.ejson``
+values (dates are aware datetimes). ``strip_meta`` drops
 ``_stream_meta`` and the ``tsFieldName`` field, which most assertions do not care about.
 ``field_pairs(value)`` makes ``==`` compare field order too (outputs keep MongoDB's order).
 """
@@ -38,7 +42,8 @@ def run_pipeline(pipeline: Any, documents: list | None = None, *, replay: Mappin
                  options: Mapping[str, Any] | None = None, connections: "str | Path | None" = None,
                  registry: Registry | None = None, checkpoint: "str | Path | None" = None,
                  strip_meta: bool = False, limit: int | None = None, duration: float | None = None,
-                 home: "str | Path | None" = None, max_input: int | None = None) -> Result:
+                 home: "str | Path | None" = None, max_input: int | None = None,
+                 once: bool | None = None) -> Result:
     """Validate and run ``pipeline`` to completion on the shared local Spark session."""
     from .launch import prepare, start
 
@@ -74,7 +79,7 @@ def run_pipeline(pipeline: Any, documents: list | None = None, *, replay: Mappin
             res.outputs.extend(docs)
             res.emitted_at.extend([state.get("now")] * len(docs))
 
-        proc = start(run, name="test", checkpoint=Path(checkpoint or tmp),
+        proc = start(run, name="test", checkpoint=Path(checkpoint or tmp), once=checkpoint is None if once is None else once,
                      on_output=on_output, on_dlq=res.dlq.extend, on_batch=on_batch)
         res.stats = proc.run(duration_s=duration, limit=limit, max_input=max_input)
     if strip_meta:

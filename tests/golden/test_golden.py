@@ -57,25 +57,32 @@ def test_refused(path):
     assert info.value.where.position is not None or info.value.where.path
 
 
+#: every STREAMING_EVERY-th case also runs as a streaming query (``run_pipeline(once=False)``); the
+#: others run as ``headrace process`` runs them, as one batch job (tests/spark/engine/test_once.py)
+STREAMING_EVERY = 8
+
+
 def _run_cases():
     out = []
-    for p in CASES:
+    for i, p in enumerate(CASES):
         case = json.loads(p.read_text())
         if "error" in case:
             continue
         marks = ([pytest.mark.xfail(strict=True, reason=case["knownDifference"])]
                  if "knownDifference" in case else [])
-        out.append(pytest.param(p, id=p.stem, marks=marks))
+        out.append(pytest.param(p, True, id=p.stem, marks=marks))
+        if i % STREAMING_EVERY == 0:
+            out.append(pytest.param(p, False, id=f"{p.stem}-streaming", marks=marks))
     return out
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("path", _run_cases())
-def test_case(path, spark):
+@pytest.mark.parametrize(("path", "once"), _run_cases())
+def test_case(path, once, spark):
     from headrace.testing import field_pairs, run_pipeline
 
     case = _load(path)
-    res = run_pipeline(case["stages"], strip_meta=True)
+    res = run_pipeline(case["stages"], strip_meta=True, once=once)
     got = [_dec_by_value(json.loads(ejson.dumps(d))) for d in res.outputs]
     want = [_dec_by_value(json.loads(ejson.dumps(ejson.from_plain(d)))) for d in case["expected"]]
     assert got == want
