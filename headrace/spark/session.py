@@ -162,6 +162,9 @@ def get_spark(master: str | None = None, app: str = "headrace", jit: str | None 
         spark.sparkContext.setLogLevel(os.environ.get("HEADRACE_SPARK_LOG_LEVEL", "ERROR"))
         use_codegen(spark, os.environ.get("HEADRACE_CODEGEN", "true") == "true")
         _quiet_codegen(spark)
+        from .py4j_calls import install
+
+        install()      # fewer py4j round trips while Column trees are built (py4j_calls.py)
         _session = spark
         return spark
 

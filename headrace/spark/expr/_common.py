@@ -56,8 +56,13 @@ def with_codes(values: Sequence[Column], fn: Callable[[list, list], Column]) -> 
     return bind(values, inner)
 
 
+#: the type names as one SQL array literal: one py4j call to build (``F.array`` of 20 ``F.lit``s
+#: took 23, and error messages use it often)
+_TYPE_NAMES_SQL = "array(" + ", ".join("'" + n.replace("'", "\\'") + "'" for n in V.TYPE_NAMES) + ")"
+
+
 def name_of_code(c: Column) -> Column:
-    return F.element_at(F.array(*[F.lit(n) for n in V.TYPE_NAMES]), c + 1)
+    return F.element_at(F.expr(_TYPE_NAMES_SQL), c + 1)
 
 
 def is_num(c: Column) -> Column:
