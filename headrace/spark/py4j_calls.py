@@ -8,8 +8,10 @@ calls before the call itself, converts a Python list into a Java list by one cal
 and ``F.lit(0)`` or ``F.col("doc")`` built a new JVM object each time. :func:`install` removes
 those, without changing what any call returns:
 
-- a class, package or static method that py4j resolved once is kept on the py4j object that
-  asked (``JVMView``, ``JavaPackage``, ``JavaClass``): classes do not change while the JVM lives;
+- a class or static method that py4j resolved once is kept on the py4j object that asked
+  (``JVMView``, ``JavaPackage``, ``JavaClass``): classes do not change while the JVM lives. A
+  ``JVMView`` keeps classes only: a short name it did not know is a package to py4j, and a later
+  ``java_import`` may make it a class;
 - PySpark's ``_to_seq`` builds a Java list of up to ten elements with one call
   (``java.util.List.of``) instead of one per element;
 - ``pyspark.sql.functions.lit`` of ``None``, a bool, an int, a float or a short string, and
@@ -19,8 +21,8 @@ those, without changing what any call returns:
   stay apart. The cache belongs to one JVM gateway and is dropped if another one starts.
 
 Measured on the 2-core AMD machine (warm JVM, ``benchmarks/PROFILE.md``): that ``$project``'s
-run 12.2 s -> 8.0-8.7 s (compilation 7.3 s -> about 3 s, round trips 40,000 -> 19,000), a
-one-field ``$addFields`` run 1.2 s -> 0.8-1.0 s.
+run 12.2 s -> 8.0-9.9 s (compilation 7.3 s -> about 3 s, round trips 40,000 -> 18,000-19,000),
+a one-field ``$addFields`` run 1.2 s -> 0.8-1.1 s.
 """
 from __future__ import annotations
 
@@ -65,7 +67,7 @@ def _cache_reflection() -> None:
             return found
         return __getattr__
 
-    G.JVMView.__getattr__ = caching(G.JVMView.__getattr__, (G.JavaClass, G.JavaPackage))
+    G.JVMView.__getattr__ = caching(G.JVMView.__getattr__, (G.JavaClass,))
     G.JavaPackage.__getattr__ = caching(G.JavaPackage.__getattr__, (G.JavaClass, G.JavaPackage))
     # a static field's value may change: only methods and nested classes are kept
     G.JavaClass.__getattr__ = caching(G.JavaClass.__getattr__, (G.JavaMember, G.JavaClass))
@@ -80,7 +82,7 @@ def _one_call_lists() -> None:
         cols = [converter(c) for c in cols] if converter else list(cols)
         if 0 < len(cols) <= _LIST_OF_MAX and all(c is not None for c in cols):   # List.of refuses null
             jvm = sc._jvm
-            return jvm.PythonUtils.toSeq(jvm.java.util.List.of(*cols))
+            return jvm.PythonUtils.toSeq(getattr(jvm, "java.util.List").of(*cols))
         return orig(sc, cols)
 
     _to_seq.__doc__ = orig.__doc__
@@ -92,7 +94,7 @@ def _reuse_constants() -> None:
     from pyspark import SparkContext
     from pyspark.sql.classic.column import Column
 
-    state: dict[str, Any] = {"gateway": None}
+    state: dict[Any, Any] = {"gateway": None}    # the gateway, and a cache per function
 
     def reusing(orig: Callable, accepts: Callable[[Any], bool]) -> Callable:
         def build(col):
