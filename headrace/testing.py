@@ -79,7 +79,8 @@ def run_pipeline(pipeline: Any, documents: list | None = None, *, replay: Mappin
             res.outputs.extend(docs)
             res.emitted_at.extend([state.get("now")] * len(docs))
 
-        proc = start(run, name="test", checkpoint=Path(checkpoint or tmp), once=checkpoint is None if once is None else once,
+        proc = start(run, name="test", checkpoint=Path(checkpoint or tmp),
+                     once=checkpoint is None if once is None else once,
                      on_output=on_output, on_dlq=res.dlq.extend, on_batch=on_batch)
         res.stats = proc.run(duration_s=duration, limit=limit, max_input=max_input)
     if strip_meta:

@@ -44,8 +44,8 @@ def test_constants_keep_their_types_and_values(spark):
     from pyspark.sql import functions as F
 
     values = [1, True, 1.0, -0.0, 0.0, None, "1", "", 2 ** 40, float("nan"), False, 0]
-    row = spark.range(1).select(*[F.lit(v).alias(f"c{i}") for i, v in enumerate(values)]).collect()[0]
-    types = dict(spark.range(1).select(*[F.lit(v).alias(f"c{i}") for i, v in enumerate(values)]).dtypes)
+    df = spark.range(1).select(*[F.lit(v).alias(f"c{i}") for i, v in enumerate(values)])
+    row, types = df.collect()[0], dict(df.dtypes)
     assert [types[f"c{i}"] for i in range(len(values))] == [
         "int", "boolean", "double", "double", "double", "void", "string", "string", "bigint", "double",
         "boolean", "int"]
