@@ -1,7 +1,7 @@
 """Summaries of runs and the RESULTS.md rendering (pure Python, testable on fake numbers).
 
 A *cell* is one (workload, system) pair: a list of runs, each a dict with ``throughput``
-(events/s), ``p50_ms``/``p99_ms`` (latency), ``rss_mb`` (peak RSS of the process tree),
+(events/s), ``p50_ms``/``p99_ms`` (latency), ``mem_mb`` (peak PSS of the process tree; older runs: ``rss_mb``, its RSS sum),
 ``startup_s``, ``check`` (result comparison) and ``error`` (why it could not run).
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ def cell_summary(runs: list[dict]) -> dict:
         "throughput": summarize(r.get("throughput") for r in ok),
         "p50_ms": summarize(r.get("p50_ms") for r in ok),
         "p99_ms": summarize(r.get("p99_ms") for r in ok),
-        "rss_mb": summarize(r.get("rss_mb") for r in runs if r.get("rss_mb")),
+        "rss_mb": summarize(r.get("mem_mb", r.get("rss_mb")) for r in runs if r.get("mem_mb", r.get("rss_mb"))),
         "startup_s": summarize(r.get("startup_s") for r in ok),
         "errors": [r["error"] for r in runs if r.get("error")],
         "checks": [r.get("check") for r in ok if r.get("check")],
@@ -92,9 +92,10 @@ def _check(checks: list[dict]) -> str:
 def render_table(workload: str, cells: dict[str, list[dict]]) -> str:
     sums = {s: cell_summary(cells[s]) for s in SYSTEMS if s in cells}
     hr = sums.get("headrace")
+    other = _other_settings(cells)
     lines = [
         "| system | throughput, events/s | headrace ÷ it | latency p50, ms | latency p99, ms | samples "
-        "| headrace ÷ it (p50) | peak RSS, MB | headrace ÷ it | start-up, s | results vs reference |",
+        "| headrace ÷ it (p50) | peak memory (PSS), MB | headrace ÷ it | start-up, s | results vs reference |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for s in SYSTEMS:
@@ -106,20 +107,46 @@ def render_table(workload: str, cells: dict[str, list[dict]]) -> str:
             lines.append(f"| {LABELS[s]} | not run: {err} | | | | | | | | | |")
             continue
         is_hr = s == "headrace"
+        if any(n.startswith(f"- {LABELS[s]}:") for n in other):
+            hr_cmp = None     # another backlog or feed: no ratio
+        else:
+            hr_cmp = hr
         lines.append("| " + " | ".join([
             LABELS[s],
             _fmt_s(c["throughput"]),
-            "" if is_hr else _ratio(hr and hr["throughput"], c["throughput"]),
+            "" if is_hr else _ratio(hr_cmp and hr_cmp["throughput"], c["throughput"]),
             _fmt_s(c["p50_ms"]),
             _fmt_s(c["p99_ms"]),
             f"{c['samples']:,}" if c["samples"] else "-",
-            "" if is_hr else _ratio(hr and hr["p50_ms"], c["p50_ms"]),
+            "" if is_hr else _ratio(hr_cmp and hr_cmp["p50_ms"], c["p50_ms"]),
             _fmt_s(c["rss_mb"]),
-            "" if is_hr else _ratio(hr and hr["rss_mb"], c["rss_mb"]),
+            "" if is_hr else _ratio(hr_cmp and hr_cmp["rss_mb"], c["rss_mb"]),
             _fmt_s(c["startup_s"], 1),
             _check(c["checks"]),
         ]) + " |")
-    return "\n".join(lines)
+    return "\n".join(lines + other)
+
+
+def _settings_of(runs: list[dict]) -> tuple:
+    return tuple(sorted({(r.get("backlog"), r.get("rate"), "PSS" if "mem_mb" in r else "RSS sum", r.get("date"))
+                         for r in runs if not r.get("error")}, key=repr))
+
+
+def _other_settings(cells: dict[str, list[dict]]) -> list[str]:
+    """Footnotes for rows measured with another backlog, feed rate or memory measure than headrace's row (cells
+    kept from an earlier ``make bench`` when a later one ran only some systems)."""
+    ref = _settings_of(cells.get("headrace", []))
+    ref_sizes = {x[:3] for x in ref}
+    notes = []
+    for s in SYSTEMS:
+        if s == "headrace" or s not in cells:
+            continue
+        mine = _settings_of(cells[s])
+        if mine and {x[:3] for x in mine} != ref_sizes:
+            b, r, m, d = mine[0]
+            notes.append(f"- {LABELS[s]}: not comparable, from an earlier run ({d or 'date not recorded'}) with a "
+                         f"{_fmt_num(b)}-line backlog, a {_fmt_num(r)} lines/s feed and memory as {m}.")
+    return [""] + notes if notes else []
 
 
 def render(doc: dict) -> str:

@@ -18,8 +18,9 @@ same generated input (``benchmarks/.work/<dataset>/data.jsonl``, seeded, generat
    time reaches window end + 3 s (the lateness every system uses) became visible: the earliest
    instant any of the systems could have emitted it. Pass-through latency is per row (written -
    ``arr``).
-3. Peak memory: the largest sum of RSS over the runner's process tree (JVMs and Python workers
-   included), sampled every 0.2 s from /proc.
+3. Peak memory: the largest sum of PSS (proportional set size) over the runner's process tree
+   (JVMs and Python workers included), sampled every 0.2 s from /proc while the backlog drains;
+   the RSS sum is kept beside it in runs.json.
 
 headrace and bytewax read a single JSON-lines file that the feed appends to; PySpark's and
 Flink's file sources pick up new files, so for them each feed group becomes a new file in the
@@ -76,9 +77,12 @@ NOTES = [
     "event time reaches window end + 3 s (when the watermark, max event time - 3 s, passes the window end: "
     "the earliest any of these engines can emit it). The first seconds of the feed are a warm-up and not "
     "counted. Pass-through latency is per row. p50/p99 are per run; the table gives the median run and range.",
-    "Peak RSS: largest sum of resident set sizes over the runner's whole process tree (Python driver, JVM, "
-    "Python workers), sampled every 0.2 s from /proc, over the whole run (backlog and live phases). Shared "
-    "pages are counted once per process, as RSS does.",
+    "Peak memory: largest sum of proportional set sizes (PSS, /proc/<pid>/smaps_rollup) over the runner's "
+    "whole process tree (Python driver, JVM, Python workers), sampled every 0.2 s while the backlog drains. "
+    "PSS divides a shared page among the processes sharing it; a sum of RSS counts it once per process, so "
+    "it counted forked Python workers' shared pages several times and, in the instant between a JVM's fork "
+    "and exec of a helper command, the JVM's whole heap twice (seen: two 'java' processes, 4.2 GB, at "
+    "headrace's peak). Until 2026-11-27 this table gave that RSS sum; runs.json keeps it (rss_mb).",
     "Every system uses the same event-time rules: watermark = largest event time seen - 3 s, windows aligned "
     "to the epoch, [start, end). Results of the windows the backlog closes are compared with a reference "
     "computed in Python while generating the data (\"results vs reference\": ✓ and the number of results).",
@@ -174,10 +178,12 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"{wl} run {idx}/{prof['runs']}: {s} (load {la})")
                 r = run_once(s, wl, idx, ds, prof, pythons[s], args.quick)
                 r["load_before"] = la
+                r["date"] = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
                 cell.append(r)
                 if r.get("p50_ms") is not None:
                     log(f"  {s} {wl} #{idx}: latency p50 {r['p50_ms']} ms p99 {r['p99_ms']} ms "
-                        f"({r['latency_samples']} samples, {r['latency_missing']} missing), peak RSS {r['rss_run_mb']} MB")
+                        f"({r['latency_samples']} samples, {r['latency_missing']} missing), peak memory {r['mem_run_mb']} MB PSS "
+                        f"({r['rss_run_mb']} MB RSS summed)")
     elapsed = time.time() - t_start
     load_end = load_now()
     log(f"all runs done in {elapsed / 60:.1f} min; load average now {load_end}")
@@ -195,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         "Latency feed": ", ".join(f"{k} {v:,} lines/s" for k, v in prof["rate"].items())
         + f"; {prof['warmup_s']:.0f} s warm-up + {prof['measure_s']:.0f} s measured",
         "headrace maxRecordsPerBatch": f"{prof['headrace_batch']:,}",
-        "Wall time of these runs": f"{elapsed / 60:.1f} min",
+        "Wall time of this invocation": f"{elapsed / 60:.1f} min ({', '.join(workloads)}; "
+                                        f"{', '.join(systems)})",
     }
     wl_notes = {}
     if "headrace" in systems:
@@ -220,6 +227,10 @@ def main(argv: list[str] | None = None) -> int:
                 for s, runs in by_sys.items():
                     cells.setdefault(wl, {})[s] = runs
             doc["cells"] = cells
+            dates = sorted({r["date"] for by_sys in cells.values() for runs in by_sys.values()
+                            for r in runs if r.get("date")})
+            if len(dates) > 1:
+                doc["date"] = f"{dates[0]} to {dates[-1]} (cells from several invocations; each run's date in runs.json)"
             doc["not_run"] = sorted(set(doc["not_run"]) | {x for x in old.get("not_run", [])
                                                             if x.split(":")[0] not in
                                                             {report.LABELS[s] for s in systems}})

@@ -105,7 +105,8 @@ def run_once(system: str, wl: str, idx: int, ds: Dataset, prof: dict, py: str, q
         if drained is not None:
             res["drain_s"] = round(drained - tail.ready, 3)
             res["throughput"] = ds.backlog / max(1e-6, drained - tail.ready)
-            res["rss_mb"] = round(mem.peak / 2**20)     # peak while draining the backlog
+            res["mem_mb"] = round(mem.peak / 2**20)     # peak PSS while draining the backlog
+            res["rss_mb"] = round(mem.peak_rss / 2**20)     # peak RSS sum while draining
             log(f"  {system} {wl} #{idx}: backlog drained in {res['drain_s']:.1f} s "
                 f"({res['throughput']:,.0f} events/s), start-up {res.get('startup_s')} s")
         if error is None and idx <= prof["latency_runs"]:
@@ -131,7 +132,9 @@ def run_once(system: str, wl: str, idx: int, ds: Dataset, prof: dict, py: str, q
         mem.stop()
         logf.close()
     tail.poll(wl, pt_expected)
-    res["rss_run_mb"] = round(mem.peak / 2**20)     # peak over the whole run
+    res["mem_run_mb"] = round(mem.peak / 2**20)     # peak PSS over the whole run
+    res["rss_run_mb"] = round(mem.peak_rss / 2**20)
+    res.setdefault("mem_mb", res["mem_run_mb"])
     res.setdefault("rss_mb", res["rss_run_mb"])
     if ref is not None:
         res["check"] = gen.compare(wl, ref, tail.rows)

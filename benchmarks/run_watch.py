@@ -1,4 +1,4 @@
-"""Watching a runner subprocess (``benchmarks/run.py``): the peak RSS of its whole process tree,
+"""Watching a runner subprocess (``benchmarks/run.py``): the peak memory (PSS) of its whole process tree,
 sampled from /proc in a thread (``MemSampler``), and its events file, read as it grows
 (``EventTail``: engine up, results written, end).
 """
@@ -28,10 +28,23 @@ def _children_map() -> dict[int, list[int]]:
     return kids
 
 
-def tree_rss_bytes(pid: int) -> int:
+def _pss_bytes(pid: int) -> int:
+    """Proportional set size: resident pages, each shared page divided among its sharers."""
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def tree_memory_bytes(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) summed over ``pid`` and its descendants. The RSS sum counts a page shared by
+    several processes once per process: the Python workers a daemon forks, and a JVM's child in
+    the instant between fork and exec (its whole heap again); the PSS sum counts it once."""
     kids = _children_map()
     page = os.sysconf("SC_PAGE_SIZE")
-    total, stack, seen = 0, [pid], set()
+    rss = pss = 0
+    stack, seen = [pid], set()
     while stack:
         p = stack.pop()
         if p in seen:
@@ -39,26 +52,36 @@ def tree_rss_bytes(pid: int) -> int:
         seen.add(p)
         try:
             with open(f"/proc/{p}/statm") as f:
-                total += int(f.read().split()[1]) * page
+                rss += int(f.read().split()[1]) * page
+            pss += _pss_bytes(p)
         except OSError:
             pass
         stack.extend(kids.get(p, []))
-    return total
+    return rss, pss
+
+
+def tree_rss_bytes(pid: int) -> int:
+    return tree_memory_bytes(pid)[0]
 
 
 class MemSampler(threading.Thread):
+    """Peak memory of a process tree, sampled every ``every`` s: ``peak`` (PSS sum, the figure
+    reported) and ``peak_rss`` (RSS sum, which counts shared pages once per sharer)."""
+
     def __init__(self, pid: int, every: float = 0.2):
         super().__init__(daemon=True)
         self.pid, self.every = pid, every
         self.peak = 0
+        self.peak_rss = 0
         self.samples: list[tuple[float, int]] = []
         self._stop = threading.Event()
 
     def run(self) -> None:
         while not self._stop.is_set():
-            rss = tree_rss_bytes(self.pid)
-            self.peak = max(self.peak, rss)
-            self.samples.append((time.time(), rss))
+            rss, pss = tree_memory_bytes(self.pid)
+            self.peak = max(self.peak, pss)
+            self.peak_rss = max(self.peak_rss, rss)
+            self.samples.append((time.time(), pss))
             self._stop.wait(self.every)
 
     def stop(self) -> None:

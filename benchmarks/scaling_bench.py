@@ -10,7 +10,8 @@ backlog's windows checked against the reference), without the live latency phase
 ``HEADRACE_SPARK_MASTER`` set to ``local[1]``, ``local[2]`` or the cluster's URL. The cluster
 (:class:`headrace.spark.cluster.StandaloneCluster`: a master and N workers on loopback, 1 core and
 1.5 GB each) is started before and stopped after its runs; its start-up is not counted.
-Throughput = backlog lines / (last backlog window written - engine up). Peak RSS is the runner's
+Throughput = backlog lines / (last backlog window written - engine up). Peak memory (PSS, as in
+``run_watch.MemSampler``) is the runner's
 process tree (driver, and on ``local[n]`` the executors); a cluster's executors are the workers'
 children and are not in it.
 """
@@ -63,8 +64,8 @@ def render(rows: list[tuple[str, list[dict]]], machine: dict, date: str, backlog
              f"{machine.get('memory_gb', '?')} GB. Load: {machine['load']}.", "",
              f"Backlog: {backlog:,} solar lines; `maxRecordsPerBatch` {batch:,}; the file source's "
              "`parallelism: 2`. Command: `.venv/bin/python benchmarks/scaling_bench.py` (see its docstring).", "",
-             "| configuration | events/s (median) | runs: events/s | drain s | start-up s | peak RSS MB "
-             "(runner tree) | results vs reference | load before |",
+             "| configuration | events/s (median) | runs: events/s | drain s | start-up s | peak memory "
+             "MB, PSS (runner tree) | results vs reference | load before |",
              "|---|---:|---|---:|---:|---:|---|---|"]
     for label, runs in rows:
         ok = [r for r in runs if r.get("throughput")]
@@ -78,14 +79,15 @@ def render(rows: list[tuple[str, list[dict]]], machine: dict, date: str, backlog
                        f"missing {c.get('missing')}, wrong {c.get('wrong')}")
         lines.append(f"| {label} | {med} | {each} | {', '.join(str(r.get('drain_s', '—')) for r in runs)} | "
                      f"{', '.join(str(r.get('startup_s', '—')) for r in runs)} | "
-                     f"{', '.join(str(r.get('rss_mb', '—')) for r in runs)} | {', '.join(chk)} | "
+                     f"{', '.join(str(r.get('mem_mb', r.get('rss_mb', '—'))) for r in runs)} | {', '.join(chk)} | "
                      f"{'; '.join(r.get('load_before', '') for r in runs)} |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--backlog", type=int, default=200_000, help="solar backlog lines (default 200,000)")
+    ap.add_argument("--backlog", type=int, default=PROFILES["full"]["backlog"]["solar"],
+                    help="solar backlog lines (default: make bench's, 1,000,000)")
     ap.add_argument("--runs", type=int, default=1, help="runs per configuration")
     ap.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
     args = ap.parse_args(argv)
