@@ -24,7 +24,7 @@ from ..windows import partial as P
 from ..windows.pipeline import run_window_pipeline
 from .params import FRONTIER, long_param
 from .records import RECORD_SCHEMA
-from .state import Checkpoint, EngineState, StateFile
+from .state import Checkpoint, EngineState, StateFile, start_bounds
 
 _TYPES = dict(c.split(" ", 1) for c in RECORD_SCHEMA.split(", "))
 _NULLS: dict[str, Column] = {}      # the typed NULL of each record column, built once (py4j calls)
@@ -123,7 +123,8 @@ class BatchWork:
             shutil.rmtree(path, ignore_errors=True)
             return
         kind.register(seen, self.st)
-        self.st.files.append(StateFile(self.batch_id, seen["mt"], seen["ma"], str(path)))
+        self.st.files.append(StateFile(self.batch_id, seen["mt"], seen["ma"], str(path),
+                                       start_bounds(seen.get("starts"))))
 
     def _add_partial(self, good: DataFrame, frontier: int | None) -> None:
         """The batch's partial rows per (window, group) into the state (:mod:`..windows.partial`)."""
@@ -146,7 +147,8 @@ class BatchWork:
             shutil.rmtree(path, ignore_errors=True)
             return
         self.kind.register(seen, self.st)
-        self.st.files.append(StateFile(self.batch_id, seen["mt"], seen["ma"], str(path)))
+        self.st.files.append(StateFile(self.batch_id, seen["mt"], seen["ma"], str(path),
+                                       start_bounds(seen["starts"])))
         self._compact()
 
     def _compact(self) -> None:
@@ -158,8 +160,10 @@ class BatchWork:
         rows = P.in_windows(self.spark.read.parquet(*[f.path for f in live]), opens)
         path = self.ckpt.state_path(self.batch_id, "c")
         P.merge(rows, self.partial).write.mode("overwrite").parquet(str(path))
+        known = [f.starts for f in live]
+        bounds = None if None in known else (min(b[0] for b in known), max(b[1] for b in known))
         self.st.files = [StateFile(self.batch_id, max(f.max_t for f in live), max(f.max_arrival for f in live),
-                                   str(path))]
+                                   str(path), bounds)]
 
     # ---------------------------------------------------------------- closing
     def close_event_time(self, ts: TimeState) -> None:
@@ -192,7 +196,9 @@ class BatchWork:
         if not closing:
             return
         closing = sorted(closing, key=lambda x: (x[1], x[0], x[2]))
-        live = [f.path for f in self.st.files if Path(f.path).exists()]
+        # only the files that may hold rows of a closing window (their window starts' bounds)
+        starts = [s for s, _, _ in closing]
+        live = [f.path for f in self.st.files if f.holds_any(starts) and Path(f.path).exists()]
         for x in closing:
             self.kind.forget(self.st, x)
         if not live:

@@ -36,13 +36,26 @@ class StateFile:
     max_t: int          # largest window time (event time, or arrival for processing-time windows)
     max_arrival: int
     path: str
+    # the lowest and highest start of the tumbling/hopping windows its rows belong to (None:
+    # not known, as for session windows and files written before it was kept)
+    starts: tuple[int, int] | None = None
+
+    def holds_any(self, starts: list[int]) -> bool:
+        """Whether the file may hold rows of a window starting at one of ``starts``."""
+        return self.starts is None or any(self.starts[0] <= s <= self.starts[1] for s in starts)
 
     def to_json(self) -> list:
-        return [self.batch, self.max_t, self.max_arrival, self.path]
+        v = [self.batch, self.max_t, self.max_arrival, self.path]
+        return v + [list(self.starts)] if self.starts is not None else v
 
     @classmethod
     def from_json(cls, v: list) -> "StateFile":
-        return cls(*v)
+        return cls(*v[:4], starts=tuple(v[4]) if len(v) > 4 and v[4] is not None else None)
+
+
+def start_bounds(observed_starts) -> tuple[int, int] | None:
+    """``StateFile.starts`` from the window starts observed while a file was written."""
+    return (min(observed_starts), max(observed_starts)) if observed_starts else None
 
 
 @dataclass
