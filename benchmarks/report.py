@@ -108,7 +108,7 @@ def render_table(workload: str, cells: dict[str, list[dict]]) -> str:
             continue
         is_hr = s == "headrace"
         if any(n.startswith(f"- {LABELS[s]}:") for n in other):
-            hr_cmp = None     # another backlog or feed: no ratio
+            hr_cmp = None     # another backlog, feed or memory measure: no ratio
         else:
             hr_cmp = hr
         lines.append("| " + " | ".join([
