@@ -47,7 +47,7 @@ def cell_summary(runs: list[dict]) -> dict:
         "throughput": summarize(r.get("throughput") for r in ok),
         "p50_ms": summarize(r.get("p50_ms") for r in ok),
         "p99_ms": summarize(r.get("p99_ms") for r in ok),
-        "rss_mb": summarize(r.get("mem_mb", r.get("rss_mb")) for r in runs if r.get("mem_mb", r.get("rss_mb"))),
+        "mem_mb": summarize(r.get("mem_mb", r.get("rss_mb")) for r in runs if r.get("mem_mb", r.get("rss_mb"))),
         "startup_s": summarize(r.get("startup_s") for r in ok),
         "errors": [r["error"] for r in runs if r.get("error")],
         "checks": [r.get("check") for r in ok if r.get("check")],
@@ -92,7 +92,7 @@ def _check(checks: list[dict]) -> str:
 def render_table(workload: str, cells: dict[str, list[dict]]) -> str:
     sums = {s: cell_summary(cells[s]) for s in SYSTEMS if s in cells}
     hr = sums.get("headrace")
-    other = _other_settings(cells)
+    other = _incomparable(cells)
     lines = [
         "| system | throughput, events/s | headrace ÷ it | latency p50, ms | latency p99, ms | samples "
         "| headrace ÷ it (p50) | peak memory (PSS), MB | headrace ÷ it | start-up, s | results vs reference |",
@@ -107,10 +107,7 @@ def render_table(workload: str, cells: dict[str, list[dict]]) -> str:
             lines.append(f"| {LABELS[s]} | not run: {err} | | | | | | | | | |")
             continue
         is_hr = s == "headrace"
-        if any(n.startswith(f"- {LABELS[s]}:") for n in other):
-            hr_cmp = None     # another backlog, feed or memory measure: no ratio
-        else:
-            hr_cmp = hr
+        hr_cmp = None if s in other else hr     # another backlog, feed or memory measure: no ratio
         lines.append("| " + " | ".join([
             LABELS[s],
             _fmt_s(c["throughput"]),
@@ -119,12 +116,15 @@ def render_table(workload: str, cells: dict[str, list[dict]]) -> str:
             _fmt_s(c["p99_ms"]),
             f"{c['samples']:,}" if c["samples"] else "-",
             "" if is_hr else _ratio(hr_cmp and hr_cmp["p50_ms"], c["p50_ms"]),
-            _fmt_s(c["rss_mb"]),
-            "" if is_hr else _ratio(hr_cmp and hr_cmp["rss_mb"], c["rss_mb"]),
+            _fmt_s(c["mem_mb"]),
+            "" if is_hr else _ratio(hr_cmp and hr_cmp["mem_mb"], c["mem_mb"]),
             _fmt_s(c["startup_s"], 1),
             _check(c["checks"]),
         ]) + " |")
-    return "\n".join(lines + other)
+    notes = [f"- {LABELS[s]}: not comparable, from an earlier run ({d or 'date not recorded'}) with a "
+             f"{_fmt_num(b)}-line backlog, a {_fmt_num(r)} lines/s feed and memory as {m}."
+             for s, (b, r, m, d) in other.items()]
+    return "\n".join(lines + ([""] + notes if notes else []))
 
 
 def _settings_of(runs: list[dict]) -> tuple:
@@ -132,21 +132,19 @@ def _settings_of(runs: list[dict]) -> tuple:
                          for r in runs if not r.get("error")}, key=repr))
 
 
-def _other_settings(cells: dict[str, list[dict]]) -> list[str]:
-    """Footnotes for rows measured with another backlog, feed rate or memory measure than headrace's row (cells
-    kept from an earlier ``make bench`` when a later one ran only some systems)."""
-    ref = _settings_of(cells.get("headrace", []))
-    ref_sizes = {x[:3] for x in ref}
-    notes = []
+def _incomparable(cells: dict[str, list[dict]]) -> dict[str, tuple]:
+    """The peers whose rows were measured with another backlog, feed rate or memory measure than
+    headrace's row (cells kept from an earlier ``make bench`` when a later one ran only some
+    systems), each with its first run's ``(backlog, rate, measure, date)``."""
+    ref = {x[:3] for x in _settings_of(cells.get("headrace", []))}
+    out = {}
     for s in SYSTEMS:
         if s == "headrace" or s not in cells:
             continue
         mine = _settings_of(cells[s])
-        if mine and {x[:3] for x in mine} != ref_sizes:
-            b, r, m, d = mine[0]
-            notes.append(f"- {LABELS[s]}: not comparable, from an earlier run ({d or 'date not recorded'}) with a "
-                         f"{_fmt_num(b)}-line backlog, a {_fmt_num(r)} lines/s feed and memory as {m}.")
-    return [""] + notes if notes else []
+        if mine and {x[:3] for x in mine} != ref:
+            out[s] = mine[0]
+    return out
 
 
 def render(doc: dict) -> str:

@@ -107,6 +107,11 @@ NOTES = [
 ]
 
 
+def _now_label() -> str:
+    """The local date and minute, as RESULTS.md and each run record give them."""
+    return _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+
+
 def _sigterm(_sig, _frame) -> None:
     raise KeyboardInterrupt
 
@@ -178,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"{wl} run {idx}/{prof['runs']}: {s} (load {la})")
                 r = run_once(s, wl, idx, ds, prof, pythons[s], args.quick)
                 r["load_before"] = la
-                r["date"] = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+                r["date"] = _now_label()
                 cell.append(r)
                 if r.get("p50_ms") is not None:
                     log(f"  {s} {wl} #{idx}: latency p50 {r['p50_ms']} ms p99 {r['p99_ms']} ms "
@@ -191,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     machine = machine_info()
     machine["load"] = f"{load_start} (1/5/15 min) at start, {load_end} at the end"
     machine["software"] = software_versions(peers)
-    date = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    date = _now_label()
     settings = {
         "Runs per system and workload": prof["runs"],
         "Backlog (throughput)": ", ".join(f"{k} {v:,} lines" for k, v in prof["backlog"].items()),

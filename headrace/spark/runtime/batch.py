@@ -161,7 +161,7 @@ class BatchWork:
         path = self.ckpt.state_path(self.batch_id, "c")
         P.merge(rows, self.partial).write.mode("overwrite").parquet(str(path))
         known = [f.starts for f in live]
-        bounds = None if None in known else (min(b[0] for b in known), max(b[1] for b in known))
+        bounds = None if None in known else start_bounds([s for b in known for s in b])
         self.st.files = [StateFile(self.batch_id, max(f.max_t for f in live), max(f.max_arrival for f in live),
                                    str(path), bounds)]
 
@@ -204,7 +204,7 @@ class BatchWork:
         if not live:
             return
         if self.partial is not None:
-            rows = P.in_windows(self.spark.read.parquet(*live), sorted({s for s, _, _ in closing}))
+            rows = P.in_windows(self.spark.read.parquet(*live), sorted(set(starts)))
             out = run_window_pipeline(P.finish(rows, self.partial), self.w, self.after, stages=self.partial.rest)
             self._emit(out)
             return
