@@ -4,9 +4,20 @@ import pytest
 
 pytestmark = pytest.mark.spark
 
-VALUES = ["2026-11-21T10:00:00.123+00:00", "2026-11-21T10:00:00Z", "2026-11-21T10:00:00.5-03:30",
-          "2026-11-21T23:59:59.999999+05:45", "2026-11-21 10:00:00", "2026-11-21", "2026-02-30T00:00:00Z",
-          "2026-11-21T24:00:00Z", "x", 1700000000000, None]
+#: values in the strict ISO form the fast path parses (all valid instants)
+FAST = ["2026-11-21T10:00:00.123+00:00", "2026-11-21T10:00:00Z", "2026-11-21T10:00:00.5-03:30",
+        "2026-11-21T23:59:59.999999+05:45", "2026-11-21T23:59:59.123456789Z", "2026-11-21T23:59:59.999999999-05:30",
+        "1969-12-31T23:59:59.9995Z", "1900-01-01T00:00:00.0005+00:00", "0000-01-01T00:00:00Z",
+        "0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z", "1582-10-10T00:00:00Z", "2024-02-29T00:00:00Z",
+        "2024-01-01T00:00:00+18:00", "2024-01-01T00:00:00-18:00", "2024-01-01T00:00:00+00:59",
+        "2024-01-01T00:00:00-00:00", "2024-06-01T12:00:00.000000001+14:00"]
+#: values it leaves to the generic expression: other forms and types, and strict-looking
+#: strings that are no valid instant
+GENERIC = ["2026-11-21 10:00:00", "2026-11-21", "2026-02-30T00:00:00Z", "2023-02-29T00:00:00Z",
+           "2024-04-31T00:00:00Z", "2026-11-21T24:00:00Z", "2024-01-01T23:60:00Z", "2024-01-01T23:59:60Z",
+           "2024-01-01T00:00:00+18:01", "2024-01-01T00:00:00+19:00", "2024-01-01T00:00:00+01:60",
+           "2024-13-01T00:00:00Z", "2024-00-01T00:00:00Z", "2024-01-00T00:00:00Z", "x", 1700000000000, None]
+VALUES = FAST + GENERIC
 
 
 @pytest.mark.parametrize("tf", [{"$dateFromString": {"dateString": "$t"}}, {"$toDate": "$t"}])
@@ -22,10 +33,13 @@ def test_fast_path_equals_generic(spark, tf):
     df = spark.createDataFrame([(i, to_variant({"t": v} if v is not None else {})) for i, v in enumerate(VALUES)],
                                "i int, doc variant")
     c = compile_expression(tf, Env().ctx(where="$source.timeField"))
-    rows = df.select("i", fast_event_time(tf).alias("fast"), V.as_timestamp(c.value).alias("generic"),
+    # compared as epoch microseconds (Python's datetime has no year 0)
+    rows = df.select("i", F.unix_micros(fast_event_time(tf)).alias("fast"),
+                     F.unix_micros(V.as_timestamp(c.value)).alias("generic"),
                      c.error.alias("err") if c.error is not None else F.lit(None).alias("err")).orderBy("i").collect()
     fast = [r["fast"] for r in rows]
-    assert all(f is not None for f in fast[:4]) and all(f is None for f in fast[4:])
+    assert all(f is not None for f in fast[:len(FAST)]), list(zip(FAST, fast))
+    assert all(f is None for f in fast[len(FAST):]), list(zip(GENERIC, fast[len(FAST):]))
     for r in rows:
         if r["fast"] is not None:
             assert r["fast"] == r["generic"] and r["err"] is None, VALUES[r["i"]]
