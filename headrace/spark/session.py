@@ -102,6 +102,17 @@ def jit_options(preferred: str | None = None) -> str:
     return defaults.JIT_MODES[mode]
 
 
+def gc_options() -> str:
+    """The JVM options of the garbage collector (:data:`headrace.spec.defaults.GC_MODES`):
+    ``HEADRACE_GC`` when set, else :data:`~headrace.spec.defaults.GC`. An unknown one raises
+    ``GC_MODE_UNKNOWN``."""
+    mode = os.environ.get("HEADRACE_GC") or defaults.GC
+    if mode not in defaults.GC_MODES:
+        raise ConfigError(f"HEADRACE_GC: expected one of {sorted(defaults.GC_MODES)}, found {mode!r}",
+                          code="GC_MODE_UNKNOWN")
+    return defaults.GC_MODES[mode]
+
+
 def get_spark(master: str | None = None, app: str = "headrace", jit: str | None = None):
     """The process-wide SparkSession (created once; ~6 s). ``jit``: the JIT mode this kind of
     run prefers (:func:`jit_options`; only the first call, which starts the JVM, uses it)."""
@@ -117,7 +128,7 @@ def get_spark(master: str | None = None, app: str = "headrace", jit: str | None 
         from .cds import java_options
 
         master = master or os.environ.get("HEADRACE_SPARK_MASTER") or "local[*]"
-        jvm = "-Xss32m" + jit_options(jit)
+        jvm = "-Xss32m" + jit_options(jit) + gc_options()
         b = (SparkSession.builder.master(master).appName(app)
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")

@@ -1,0 +1,35 @@
+"""Garbage collectors of the JVMs (``headrace.spark.session.gc_options``): ``HEADRACE_GC`` wins
+over the default; an unknown one is refused with the choices."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from headrace.errors import ConfigError
+from headrace.spark.session import ensure_java, gc_options
+from headrace.spec import defaults
+
+
+def test_default_is_the_parallel_collector(monkeypatch):
+    monkeypatch.delenv("HEADRACE_GC", raising=False)
+    assert gc_options() == defaults.GC_MODES[defaults.GC] == " -XX:+UseParallelGC"
+
+
+def test_env_chooses(monkeypatch):
+    monkeypatch.setenv("HEADRACE_GC", "g1")
+    assert gc_options() == " -XX:+UseG1GC"
+
+
+def test_unknown_collector_is_refused(monkeypatch):
+    monkeypatch.setenv("HEADRACE_GC", "zgc")
+    with pytest.raises(ConfigError, match=r"HEADRACE_GC: expected one of \['g1', 'parallel'\], found 'zgc'") as err:
+        gc_options()
+    assert err.value.code == "GC_MODE_UNKNOWN"
+
+
+def test_the_java_in_use_accepts_every_collector():
+    java = f"{ensure_java()}/bin/java"
+    for opts in defaults.GC_MODES.values():
+        r = subprocess.run([java, *opts.split(), "-version"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
