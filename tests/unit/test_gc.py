@@ -1,13 +1,12 @@
 """Garbage collectors of the JVMs (``headrace.spark.session.gc_options``): ``HEADRACE_GC`` wins
-over the default; an unknown one is refused with the choices."""
+over the default; an unknown one is refused with the choices (``tests/unit/test_jit.py`` runs the
+Java in use with every collector)."""
 from __future__ import annotations
-
-import subprocess
 
 import pytest
 
 from headrace.errors import ConfigError
-from headrace.spark.session import ensure_java, gc_options
+from headrace.spark.session import gc_options
 from headrace.spec import defaults
 
 
@@ -27,9 +26,3 @@ def test_unknown_collector_is_refused(monkeypatch):
         gc_options()
     assert err.value.code == "GC_MODE_UNKNOWN"
 
-
-def test_the_java_in_use_accepts_every_collector():
-    java = f"{ensure_java()}/bin/java"
-    for opts in defaults.GC_MODES.values():
-        r = subprocess.run([java, *opts.split(), "-version"], capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr

@@ -31,8 +31,8 @@ def test_unknown_mode_is_refused(monkeypatch):
     assert err.value.code == "JIT_MODE_UNKNOWN"
 
 
-def test_the_java_in_use_accepts_every_mode():
+def test_the_java_in_use_accepts_every_mode_and_collector():
     java = f"{ensure_java()}/bin/java"
-    for opts in defaults.JIT_MODES.values():
+    for opts in [*defaults.JIT_MODES.values(), *defaults.GC_MODES.values()]:
         r = subprocess.run([java, *opts.split(), "-version"], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
