@@ -26,9 +26,10 @@ JIT = "full"
 JIT_MODES = {"full": "", "quick": " -XX:TieredStopAtLevel=1"}
 #: the JVMs' garbage collector (``HEADRACE_GC``): "parallel", the throughput collector (a 1M-line
 #: solar drain at G1's speed with 200-500 MB less memory; a full collection of 0.1-0.3 s every
-#: 10-15 s while draining), or "g1" (HotSpot's default: shorter pauses, a larger footprint)
+#: 10-15 s while draining), "g1" (HotSpot's default: shorter pauses, a larger footprint) or
+#: "serial" (one thread, the smallest footprint: the instance's small tiers)
 GC = "parallel"
-GC_MODES = {"parallel": " -XX:+UseParallelGC", "g1": " -XX:+UseG1GC"}
+GC_MODES = {"parallel": " -XX:+UseParallelGC", "g1": " -XX:+UseG1GC", "serial": " -XX:+UseSerialGC"}
 CODEGEN_MIN_ROWS = 20_000             # micro-batches with fewer input rows run without generated code
 SEQ_BROADCAST_MIN_ROWS = 20_000       # windowed micro-batches with fewer rows number arrival order in place
 TRIGGER_INTERVAL_MS = 0               # micro-batch trigger (0 = as fast as possible)

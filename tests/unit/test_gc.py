@@ -22,7 +22,7 @@ def test_env_chooses(monkeypatch):
 
 def test_unknown_collector_is_refused(monkeypatch):
     monkeypatch.setenv("HEADRACE_GC", "zgc")
-    with pytest.raises(ConfigError, match=r"HEADRACE_GC: expected one of \['g1', 'parallel'\], found 'zgc'") as err:
+    with pytest.raises(ConfigError, match=r"HEADRACE_GC: expected one of \['g1', 'parallel', 'serial'\], found 'zgc'") as err:
         gc_options()
     assert err.value.code == "GC_MODE_UNKNOWN"
 
