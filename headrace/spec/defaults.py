@@ -29,11 +29,6 @@ JIT_MODES = {"full": "", "quick": " -XX:TieredStopAtLevel=1"}
 #: 10-15 s while draining), "g1" (HotSpot's default: shorter pauses, a larger footprint) or
 #: "serial" (one thread, the smallest footprint: the instance's small tiers)
 GC = "parallel"
-#: the driver JVM's heap (``HEADRACE_DRIVER_MEMORY``; in local mode the executors share it): 1 GB
-#: as Spark's own default. With the parallel collector, 1M-line drains ran as fast as with 2 GB
-#: (solar 11,460 against 11,358-11,765 events/s, q5 6,028 against 5,064) in 350-450 MB less
-#: memory (PSS 2,080 against 2,415-2,449 MB; q5 2,114 against 2,553)
-DRIVER_MEMORY = "1g"
 GC_MODES = {"parallel": " -XX:+UseParallelGC", "g1": " -XX:+UseG1GC", "serial": " -XX:+UseSerialGC"}
 CODEGEN_MIN_ROWS = 20_000             # micro-batches with fewer input rows run without generated code
 SEQ_BROADCAST_MIN_ROWS = 20_000       # windowed micro-batches with fewer rows number arrival order in place
