@@ -25,4 +25,3 @@ def test_unknown_collector_is_refused(monkeypatch):
     with pytest.raises(ConfigError, match=r"HEADRACE_GC: expected one of \['g1', 'parallel', 'serial'\], found 'zgc'") as err:
         gc_options()
     assert err.value.code == "GC_MODE_UNKNOWN"
-
