@@ -5,8 +5,9 @@ Per micro-batch ``N`` (time-semantics.md):
    ``_et``; write it to ``tsFieldName`` (:mod:`.runtime.prepare`). Unparseable input and
    ``timeField`` errors become DLQ entries. These columns are part of the streaming query
    (analysed once at start); the batch DataFrame arrives with them.
-2. One small aggregate gives per-partition max event time and arrival, the batch instant ``T``
-   and whether the input ended.
+2. One small aggregate gives per-partition max event time and arrival, the batch instant ``T``,
+   whether the input ended, and the documents' merged schema: the facts of the typed fast path
+   (:mod:`.values.facts`).
 3. Idle-timeout timers due strictly before ``T`` fire; processing-time windows ending at or
    before ``T`` emit.
 4. The stateless stages run (native Catalyst); their failures go to the DLQ. A batch without
@@ -53,7 +54,9 @@ from .runtime.batch import BatchWork
 from .runtime.state import Checkpoint, EngineState, new_counters
 from .session import CodegenSwitch
 from .sources import DATA, END
-from .stages import Env, apply_stages
+from .stages import Env, apply_stages, source_fields_after
+from .values.facts import batch_facts
+from ..mql.doc_facts import DocFacts
 
 Callback = Callable[[list[dict]], None]
 
@@ -106,6 +109,8 @@ class Processor:
         self.sink_stats: dict | None = None   # what the sink reports (a zoned sink: its zones), summed
         self.dedup = None                     # the $source.dedup hook (runtime/dedup.py), set at start
         self._codegen = CodegenSwitch()       # generated code for this query's jobs, per batch size
+        # the typed fast path (values.facts); HEADRACE_FAST_PATH=off runs every path generically
+        self._typed = os.environ.get("HEADRACE_FAST_PATH", "on") != "off"
         self._once: DataFrame | None = None   # RunOptions.once: the one batch run() runs itself
 
     @property
@@ -258,7 +263,11 @@ class Processor:
             F.sum(F.when(F.col("kind") == DATA, 1).otherwise(0)).alias("n"),
             F.sum(F.when(F.col("kind") == DATA, F.octet_length("raw")).otherwise(0)).alias("bytes"),
             F.max(F.when(F.col("kind") == DATA, F.col("offset"))).alias("maxoff"),
+            *([F.schema_of_variant_agg(F.when(F.col("kind") == DATA, F.col("doc"))).alias("schema")]
+              if self._typed else []),
         ).collect()
+        # what every document of the batch holds at a path: the typed fast path (values.facts)
+        doc_facts = DocFacts.from_schemas([r["schema"] for r in stats]) if self._typed else None
         for r in stats:
             if r["maxoff"] is not None:
                 st.positions[r["partition"]] = max(st.positions.get(r["partition"], 0), r["maxoff"] + 1)
@@ -286,12 +295,15 @@ class Processor:
             rows = src.filter(F.col("kind") == DATA)
             if w is not None:
                 rows, with_seq = work.arrival_seq(rows, n_in, self.p.before)
-            data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env,
-                                raw=("raw", self.p.source.ts_field_name))
-            if w is None:
-                work.add_rows(data)
-            else:
-                work.add_to_windows(data, w_prev, with_seq)
+            with batch_facts(doc_facts):
+                data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env,
+                                    raw=("raw", self.p.source.ts_field_name))
+                if w is None:
+                    work.add_rows(data)
+                else:
+                    if doc_facts is not None:
+                        work.fields = source_fields_after(self.p.before, self.p.source.ts_field_name)
+                    work.add_to_windows(data, w_prev, with_seq)
 
         for r in stats:
             if r["n"]:

@@ -88,12 +88,17 @@ class Hoister:
         self._paths: dict[str, str] = {}
         self._codes: dict[str, str] = {}
         self._derived: dict[tuple[str, str], str] = {}
+        self.root: Column | None = None     # the stage's doc column (``Env.ctx`` sets it)
 
     def path(self, path: str) -> Column:
-        """A reference to ``path`` of the input document (aggregation path semantics)."""
+        """A reference to ``path`` of the input document (aggregation path semantics); a path
+        of known type (:mod:`.values.facts`) is read where it is used instead (a cheap read)."""
         name = self._paths.get(path)
         if name is None:
-            name = self._paths[path] = self._place(V.get_path(F.col("doc"), path))
+            value = V.get_path(F.col("doc") if self.root is None else self.root, path)
+            if V.is_known(value):
+                return value
+            name = self._paths[path] = self._place(value)
         return self._ref(name)
 
     def share(self, value: Column) -> Column:

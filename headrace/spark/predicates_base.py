@@ -81,6 +81,8 @@ def field(obj: Column, name: str) -> Column:
 
 def raw_double(x: Column) -> Column:
     """DOUBLE of a value known to be a number (decimals stored as text included)."""
+    if V.is_known(x):      # the typed fast path: never a {$numberDecimal} wrapper
+        return V._tvg(x, "double")
     return F.coalesce(F.try_variant_get(x, "$", "double"),
                       F.try_variant_get(x, "$['$numberDecimal']", "string").try_cast("double"))
 

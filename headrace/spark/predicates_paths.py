@@ -9,12 +9,17 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from . import values as V
+from .values.facts import read_path
 from .predicates_base import Pred, _is_index, false, field, nn, true
 
 
 def path_test(root: Column, path: str, pred: Pred, traverse_leaf: bool = True) -> Column:
     """Whether some value that ``path`` offers in document ``root`` satisfies ``pred``
-    (MongoDB's element iteration)."""
+    (MongoDB's element iteration). Where the batch's facts know the path's type (no array on
+    the way, a scalar at the end: :mod:`.values.facts`) the one value the path offers is tested."""
+    fast = read_path(root, path)
+    if fast is not None:
+        return nn(pred(fast))
     return nn(_any_obj(root, path.split("."), pred, traverse_leaf))
 
 

@@ -75,13 +75,17 @@ class GroupInputs:
     failed: DataFrame | None             # documents whose _id or accumulator input failed
     accs: list[tuple[str, str, Any]]     # (field, column prefix, Accumulator)
     extras: list[str]
+    typed: dict = None                   # input column -> the column of its typed read (values.facts)
 
 
-def group_inputs(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column], Ctx]) -> GroupInputs:
+def group_inputs(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column], Ctx],
+                 root: Column | None = None) -> GroupInputs:
     """Evaluate ``_id`` and the accumulators' inputs per document (rows that failed before are
-    left out: the caller passes them on)."""
+    left out: the caller passes them on). ``root``: the ``doc`` column to compile over when it is
+    not the plain one (:func:`..values.facts.source_doc`, for one micro-batch's documents)."""
     extras = _extras(df)
-    c = window_env().once(spec, lambda: _group_columns(spec, ctx_factory, extras), "group:" + ",".join(extras))
+    tag = "group:" + ",".join(extras) + (":source" if root is not None else "")
+    c = window_env().once(spec, lambda: _group_columns(spec, ctx_factory, extras, root), tag)
     rows = df.filter(F.col("_err").isNull()).select(*c.cols)
     if c.derived:
         rows = rows.withColumns(c.derived)
@@ -97,7 +101,7 @@ def group_inputs(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column],
         rows = rows.filter(c.doc_err.isNull())
     if c.gc is not None:
         rows = rows.withColumn("_gc", c.gc)
-    return GroupInputs(rows.withColumn("_gk", c.gk).drop("_gc"), id_failed, c.accs, extras)
+    return GroupInputs(rows.withColumn("_gk", c.gk).drop("_gc"), id_failed, c.accs, extras, c.typed)
 
 
 @dataclass
@@ -111,13 +115,15 @@ class _GroupColumns:
     gk: Column
     gc: Column | None        # the type code of _gid (column _gc), which gk reads
     accs: list
+    typed: dict              # input column -> the column of its typed read
 
 
-def _group_columns(spec: GroupSpec, ctx_factory: Callable[[Column], Ctx], extras: list[str]) -> _GroupColumns:
+def _group_columns(spec: GroupSpec, ctx_factory: Callable[[Column], Ctx], extras: list[str],
+                   root: Column | None) -> _GroupColumns:
     from . import accumulators as _acc  # noqa: F401  (registers the accumulators)
     from .expr import compile_expression
 
-    ctx = ctx_factory(F.col("doc"))
+    ctx = ctx_factory(F.col("doc") if root is None else root)
     gid = compile_expression(spec.id, ctx.at("$group._id"))
 
     accs = []
@@ -127,13 +133,19 @@ def _group_columns(spec: GroupSpec, ctx_factory: Callable[[Column], Ctx], extras
     cols = [F.col(c) for c in ("_w", "_seq", "doc", *extras)]
     cols += [F.coalesce(gid.value, V.NULL).alias("_gid"),
              (_named(gid.error, "_id") if gid.error is not None else F.lit(None).cast("string")).alias("_gerr")]
+    typed: dict[str, str] = {}      # input column -> the column of its typed read (values.facts)
     for name, pre, a in accs:
         cols += [c.alias(pre + n) for n, c in a.inputs.items()]
+        for n, c in a.inputs.items():
+            tr = V.typed_read(c)
+            if tr is not None:
+                typed[pre + n] = pre + n + "_x"
+                cols.append(tr[1].alias(typed[pre + n]))
         if a.error is not None:
             cols.append(_named(a.error, name).alias(pre + "_error"))
     derived, checks = {}, []
     for name, pre, a in accs:
-        ref = _ref(pre)
+        ref = _typed_ref(pre, a.inputs, typed)
         derived.update({pre + n: fn(ref) for n, fn in a.derived.items()})
         if a.error is not None:
             checks.append(F.col(pre + "_error"))
@@ -143,9 +155,10 @@ def _group_columns(spec: GroupSpec, ctx_factory: Callable[[Column], Ctx], extras
                if gid.error is not None or checks else None)
     # groups by MQL equality of _id (values.group_key_coded); a constant _id makes one group per window
     const = is_constant(spec.id)
-    gk = F.lit(0) if const else V.group_key_coded(F.col("_gid"), F.col("_gc"))
+    gid_col = V.same_type(F.col("_gid"), gid.value)
+    gk = F.lit(0) if const else V.group_key_coded(gid_col, F.col("_gc"))
     return _GroupColumns(cols, derived, first_error(*checks) if checks else F.lit(None).cast("string"),
-                         doc_err, gk, None if const else V.type_code(F.col("_gid")), accs)
+                         doc_err, gk, None if const else V.type_code(gid_col), accs, typed)
 
 
 def _named(err: Column | None, where: str) -> Column | None:
@@ -154,6 +167,19 @@ def _named(err: Column | None, where: str) -> Column | None:
 
 def _ref(pre: str) -> Callable[[str], Column]:
     return lambda n: F.col(pre + n)
+
+
+def _typed_ref(pre: str, inputs: dict[str, Column], typed: dict[str, str] | None = None) -> Callable[[str], Column]:
+    """:func:`_ref`, with an input of known type (:mod:`.values.facts`) marked so; ``typed``:
+    the columns holding inputs' typed reads (by input column)."""
+    typed = typed or {}
+
+    def ref(n: str) -> Column:
+        if n not in inputs:
+            return F.col(pre + n)
+        t = typed.get(pre + n)
+        return V.same_type(F.col(pre + n), inputs[n], None if t is None else F.col(t))
+    return ref
 
 
 def group_finish(grouped: DataFrame, accs: list, extras: list[str], ctx_factory: Callable[[Column], Ctx],
@@ -214,7 +240,7 @@ def apply_group(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column], 
             F.lit(None).cast("string").alias("_rerr")]
     aggs += [F.min_by(c, "_seq").alias(c) for c in g.extras if c != "_op"]
     for _, pre, a in g.accs:
-        aggs += [fn(_ref(pre)).alias(pre + n) for n, fn in a.aggs.items()]
+        aggs += [fn(_typed_ref(pre, a.inputs, g.typed)).alias(pre + n) for n, fn in a.aggs.items()]
     grouped = g.rows.groupBy("_w", "_gk").agg(*aggs)
     op_type = df.schema["_op"].dataType if "_op" in g.extras else None
     out = group_finish(grouped, g.accs, g.extras, ctx_factory, op_type)

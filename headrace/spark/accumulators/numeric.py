@@ -21,7 +21,7 @@ _NUMERIC = ("int", "long", "double", "decimal")
 
 
 def _tvg(v: Column, type_: str) -> Column:
-    return F.try_variant_get(v, "$", type_)
+    return V._tvg(v, type_)      # an input of known type (values.facts) is read without a per-value Cast
 
 
 def _numeric_inputs(arg: Any, ctx: Ctx) -> dict[str, Any]:

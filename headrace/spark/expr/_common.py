@@ -100,6 +100,8 @@ def lng(x: Column) -> Column:
 
 def dec(x: Column) -> Column:
     """DECIMAL(38,18) of a bound number (out-of-range decimals: parsed from their text)."""
+    if V.is_known(x):     # never a {$numberDecimal} wrapper
+        return V._tvg(x, "decimal(38,18)")
     return V.derived(x, "number decimal", lambda x: F.coalesce(
         F.try_variant_get(x, "$", "decimal(38,18)"),
         F.try_variant_get(x, "$['$numberDecimal']", "string").try_cast("decimal(38,18)")))

@@ -45,6 +45,9 @@ class BatchWork:
         # a window whose inner pipeline starts with a decomposable $group keeps partial aggregates
         self.partial = P.partial_plan(window) if window is not None else None
         self.pieces: list[DataFrame] = []
+        # the fields of the windows' documents still the source's, when a partial window may
+        # read them with the batch's facts (values.facts); set by the engine
+        self.fields = None
         # a window that emits its documents themselves keeps their raw text: the sink orders
         # their fields by it (headrace.mql.field_order)
         self.keep_raw = window is not None and not any(st.name in ("$group", "$count") for st in window.pipeline)
@@ -137,7 +140,7 @@ class BatchWork:
                                F.col("_seq").cast("long").alias("_seq"), "doc", "_t", "_arr")
         path = self.ckpt.state_path(self.batch_id)
         obs = Observation()     # the window starts and bounds of these rows, gathered by the write job
-        P.pre_aggregate(framed, self.partial).observe(
+        P.pre_aggregate(framed, self.partial, self.fields).observe(
             obs, F.collect_set("_ws").alias("starts"), F.max("_tmax").alias("mt"), F.max("_amax").alias("ma")
         ).write.mode("overwrite").parquet(str(path))
         seen = obs.get

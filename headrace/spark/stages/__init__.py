@@ -7,8 +7,8 @@ to the DLQ. Importing this package registers every stage module.
 """
 from __future__ import annotations
 
-from .base import Env, apply_stages, guard
+from .base import Env, apply_stages, guard, source_fields_after
 
-__all__ = ["Env", "apply_stages", "guard"]
+__all__ = ["Env", "apply_stages", "guard", "source_fields_after"]
 
 from . import add_fields, match, project, replace_root, sink_target, unset, unwind, validate  # noqa: E402,F401

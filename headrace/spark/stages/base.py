@@ -13,7 +13,11 @@ from pyspark.sql import functions as F
 from ...mql.source_fields import SourceFields
 from ...spec.stages import spec_of
 from ..hoist import Hoister
+from ..values import facts
 from ..registry import STAGE_SPEC_TYPES, STAGES, Ctx, compiling_stage
+
+
+_TREES_PER_KEY = 4
 
 
 @dataclass
@@ -31,11 +35,22 @@ class Env:
         A Column tree is an unresolved plan that does not depend on the micro-batch's
         DataFrame, and building one costs a py4j round trip per node (a ``$project`` of three
         computed fields: about 12,000 round trips, 1.8 s), so each stage builds its trees once
-        per processor, not once per micro-batch."""
+        per processor, not once per micro-batch. A tree that read field paths of known type
+        (:mod:`..values.facts`) is kept for the batches whose facts agree; up to
+        ``_TREES_PER_KEY`` such variants are kept."""
         hit = self._memo.get((id(key), tag))
         if hit is None or hit[0] is not key:
-            hit = self._memo[(id(key), tag)] = (key, build())
-        return hit[1]
+            hit = self._memo[(id(key), tag)] = (key, [])
+        # one tree per distinct answer of the batch's facts to the paths it read (values.facts)
+        for log, value in hit[1]:
+            if facts.holds(log):
+                facts.replay(log)
+                return value
+        with facts.recording() as log:
+            value = build()
+        hit[1].insert(0, (log, value))
+        del hit[1][_TREES_PER_KEY:]
+        return value
 
     def ctx(self, root: Column | None = None, where: str = "", hoist: Hoister | None = None) -> Ctx:
         """A context over ``root`` (the ``doc`` column by default); ``hoist`` only with the
@@ -49,7 +64,12 @@ class Env:
         if src is not None:
             fields, column = src
             text = lambda path: F.col(column) if fields.intact(path) else None  # noqa: E731
-        return Ctx(root=F.col("doc") if root is None else root, meta=self.meta, where=where, hoist=hoist, text=text)
+            root = facts.source_doc(fields)
+        elif root is None:
+            root = F.col("doc")
+        if hoist is not None:
+            hoist.root = root
+        return Ctx(root=root, meta=self.meta, where=where, hoist=hoist, text=text)
 
     @contextmanager
     def active(self) -> Iterator["Env"]:
@@ -107,6 +127,21 @@ def _guard(df: DataFrame, doc: Column, err: Column | None, op: str) -> DataFrame
     return df.withColumns(cols).drop(*staged)
 
 
+def _spec(st: Any) -> Any:
+    spec = st.spec if st.spec is not None else spec_of(st.name, st.arg)
+    if not isinstance(spec, STAGE_SPEC_TYPES[st.name]):
+        raise TypeError(f"{st.name}: spec {type(spec).__name__}, expected {STAGE_SPEC_TYPES[st.name].__name__}")
+    return spec
+
+
+def source_fields_after(stages: Any, ts_field: str) -> SourceFields:
+    """Which top-level fields are still the source record's after ``stages``."""
+    fields = SourceFields.at_source(ts_field)
+    for st in stages:
+        fields = fields.after(st.name, _spec(st))
+    return fields
+
+
 def apply_stages(df: DataFrame, stages: Any, env: Env, raw: tuple[str, str] | None = None) -> DataFrame:
     """Each stage's compiler applied to its typed spec (built from the raw argument when a
     :class:`~headrace.spec.model.Stage` was made by hand without one).
@@ -116,9 +151,7 @@ def apply_stages(df: DataFrame, stages: Any, env: Env, raw: tuple[str, str] | No
     value is still the source's (:class:`~headrace.mql.source_fields.SourceFields`)."""
     fields = SourceFields.at_source(raw[1]) if raw is not None else None
     for st in stages:
-        spec = st.spec if st.spec is not None else spec_of(st.name, st.arg)
-        if not isinstance(spec, STAGE_SPEC_TYPES[st.name]):
-            raise TypeError(f"{st.name}: spec {type(spec).__name__}, expected {STAGE_SPEC_TYPES[st.name].__name__}")
+        spec = _spec(st)
         token = _SOURCE.set((fields, raw[0]) if fields is not None else None)
         try:
             with compiling_stage(st.position):

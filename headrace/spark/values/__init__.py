@@ -35,6 +35,11 @@ API (stable; other modules import these names):
   equal(a, b)                           -- MQL equality (numbers by value across int/long/double)
   sort_key(v)                           -- an orderable Spark column (struct) realising compare()
 
+The typed fast path: ``facts`` (:mod:`.facts`) reads a path of the batch's source documents whose
+type the batch's facts know as a column marked ``known(col, code, read)``; ``type_code`` of it is a
+cheap ``CASE``, typed reads go straight to the document, ``same_type(dst, src)`` carries the mark
+to a column holding the same value, ``known_type(col)`` reads it.
+
 Modules: ``base`` (constants, VARIANT paths, marks, ``let``, type-code tables), ``types``
 (type codes and tests, typed accessors, truthiness), ``build`` (constants, typed columns,
 arrays and objects as VARIANT), ``paths`` (field paths), ``order`` (comparison); import the
@@ -90,7 +95,7 @@ from . import base as _base
 from .base import (CODE, NUMBER_CODES, RANKS, TYPE_NAMES, const_of, from_double, from_long, is_simple, let,
                    let_many, variant_path)
 # for the hoister and the typed-value helpers of the expression compiler
-from .base import _tvg, derived, hoisted_ref  # noqa: F401
+from .base import _tvg, derived, hoisted_ref, is_known, known, known_type, same_type, typed_read  # noqa: F401
 from .build import array_elems, lit_value, make_array, make_object, object_entries, to_variant
 from .order import compare, compare_coded, equal, group_key_coded, sort_key, sort_key_coded
 from .paths import get_path, project_value, set_fields, unset_fields

@@ -63,6 +63,9 @@ def _try_cast(c: Column, type_: str) -> Column:
 
 
 def _tvg(v: Column, type_: str) -> Column:
+    k = _mark(v, "_mql_code")
+    if isinstance(k, _Known) and k.read is not None:
+        return k.read(type_)
     return derived(v, type_, lambda x: F.try_variant_get(x, "$", type_))
 
 
@@ -109,6 +112,62 @@ def hoisted_ref(col: Column, code: Callable[[], Column], derive: Callable[..., C
     :func:`derived` ``derive(key, build)`` (a column holding ``build(col)``)."""
     col._mql_code = _Hoisted(code, derive)
     return col
+
+
+class _Known:
+    __slots__ = ("code", "read")
+
+    def __init__(self, code: int, read: Callable[[str], Column] | None):
+        self.code, self.read = code, read
+
+
+def known(col: Column, code: int, read: Callable[[str], Column] | None = None) -> Column:
+    """``col``, a value that is missing, null or of MQL type ``code`` on every row (the typed
+    fast path, :mod:`headrace.spark.values.facts`), marked so that :func:`_code_of` answers a
+    cheap code and typed reads ``read(type)`` (``try_variant_get`` straight from the document)."""
+    col._mql_code = _Known(code, read)
+    return col
+
+
+def typed_read(src: Column) -> "tuple[str, Column] | None":
+    """``(spark type, column)``: a :func:`known` value read as its own Spark type, if it is one."""
+    k = _mark(src, "_mql_code")
+    if not isinstance(k, _Known) or k.read is None or k.code not in _BASE_TYPES:
+        return None
+    t = _BASE_TYPES[k.code]
+    return t, k.read(t)
+
+
+def same_type(dst: Column, src: Column, typed: Column | None = None) -> Column:
+    """``dst`` (a column holding ``src``'s value, or a null where ``src`` is missing) marked
+    :func:`known` as ``src`` is, if it is; ``typed``: a column holding :func:`typed_read` of
+    ``src``, which typed reads then use (one read of the VARIANT per row instead of one per use:
+    Spark builds a ``Literal`` and a ``Cast`` for every read)."""
+    k = _mark(src, "_mql_code")
+    if not isinstance(k, _Known):
+        return dst
+    base = _BASE_TYPES.get(k.code)
+
+    def read(type_: str) -> Column:
+        if typed is not None and type_ == base:
+            return typed
+        if typed is not None and type_ in _CAST_FROM_BASE[base]:
+            return typed.try_cast(type_)
+        if k.code == CODE["int"] and type_ in ("double", "decimal(38,18)"):
+            return F.try_variant_get(dst, "$", "bigint").cast(type_)
+        return F.try_variant_get(dst, "$", type_)
+    return known(dst, k.code, read)
+
+
+def is_known(col: Column) -> bool:
+    """Whether ``col`` carries a :func:`known` type."""
+    return isinstance(_mark(col, "_mql_code"), _Known)
+
+
+def known_type(col: Column) -> int | None:
+    """The type code :func:`known` marked ``col`` with, else None."""
+    k = _mark(col, "_mql_code")
+    return k.code if isinstance(k, _Known) else None
 
 
 def derived(x: Column, key: str, build: Callable[[Column], Column]) -> Column:
@@ -165,6 +224,11 @@ TYPE_NAMES = ["missing", "null", "int", "long", "double", "decimal", "string", "
               "binData", "objectId", "bool", "date", "minKey", "maxKey", "timestamp"]
 CODE = {n: i for i, n in enumerate(TYPE_NAMES)}
 NUMBER_CODES = (CODE["int"], CODE["long"], CODE["double"], CODE["decimal"])
+
+#: the Spark type a value of a known MQL type is read as, and the types it is cast to from there
+#: exactly as ``try_variant_get`` would (which evaluates a TRY ``Cast`` of the value itself)
+_BASE_TYPES = {CODE["int"]: "bigint", CODE["string"]: "string", CODE["bool"]: "boolean"}
+_CAST_FROM_BASE = {"bigint": ("double", "decimal(38,18)", "string", "boolean"), "string": (), "boolean": ("string",)}
 
 
 #: constant maps and arrays built once (like MISSING / NULL): each use otherwise costs a py4j call per element

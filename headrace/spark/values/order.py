@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from .base import CODE, NUMBER_CODES, _get, _tvg, let, let_many
+from .base import CODE, NUMBER_CODES, _get, _tvg, known_type, let, let_many
 from .build import array_elems
 from .types import _code_of, _num_double, bin_key, rank_of_code, ts_parts
 
@@ -97,6 +97,15 @@ def group_key_coded(x: Column, c: Column) -> Column:
     every other value gets a NULL ``f`` and its :func:`sort_key` as ``k``. No lambda on the path
     of the common keys (Spark evaluates what is under a lambda interpreted), and a short string
     hashes faster than :func:`sort_key`'s struct."""
+    k = known_type(x)
+    if k in (CODE["int"], CODE["string"], CODE["bool"]):     # the typed fast path: one kind
+        text = {CODE["int"]: lambda: _tvg(x, "bigint").cast("string"), CODE["string"]: lambda: _tvg(x, "string"),
+                CODE["bool"]: lambda: _tvg(x, "boolean").cast("string")}[k]()
+        tag = {CODE["int"]: "n", CODE["string"]: "s", CODE["bool"]: "b"}[k]
+        f = F.when(c.isin(CODE["missing"], CODE["null"]), F.lit("z")).otherwise(F.concat(F.lit(tag), text))
+        # k is never needed: a NULL of its type (the optimizer folds the branch away, so no
+        # read of the value as another type is hoisted out of it per row)
+        return F.struct(f.alias("f"), F.when(F.lit(False), sort_key_coded(x, c)).alias("k"))
     i = F.when(c.isin(CODE["int"], CODE["long"]), _tvg(x, "bigint"))
     d = F.when(c == CODE["double"], _tvg(x, "double"))
     whole = F.when((d % F.lit(1.0) == F.lit(0.0)) & (d >= F.lit(-_TWO63)) & (d < F.lit(_TWO63)), d.cast("bigint"))

@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 
 from .base import CODE, _const, _get, let, let_many, variant_path
 from .build import array_elems, make_array, make_object
+from .facts import read_path
 from .types import _code_of, _is_array_raw, is_object_raw
 
 _ARRAY_DEPTH = 2  # arrays on a path, and arrays nested one level deeper, are traversed
@@ -35,6 +36,9 @@ def get_path(v: Column, path: str) -> Column:
     keys = path.split(".") if path else []
     if not keys:
         return v
+    fast = read_path(v, path)      # a path the batch's facts know (the typed fast path)
+    if fast is not None:
+        return fast
 
     def body(x: Column) -> Column:
         fast = _get(x, *keys)

@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 
 from ... import ejson
 from .base import (CODE, INT32_MAX, INT32_MIN, NUMBER_CODES, RANKS, TYPE_NAMES, _const_array, _const_map, _get,
-                   _Hoisted, _mark, _try_cast, _tvg, const_of, derived, let)
+                   _Hoisted, _Known, _mark, _try_cast, _tvg, const_of, derived, let)
 
 _SCHEMA_CODES = {"BIGINT": CODE["int"], "DOUBLE": CODE["double"], "FLOAT": CODE["double"],
                  "DECIMAL": CODE["decimal"], "STRING": CODE["string"], "BOOLEAN": CODE["bool"],
@@ -86,6 +86,8 @@ def _code_of(x: Column) -> Column:
     known = _mark(x, "_mql_code")
     if isinstance(known, _Hoisted):
         return known.code()
+    if isinstance(known, _Known):
+        return known_code(x, known.code)
     prim = F.coalesce(F.try_element_at(_const_map(_SCHEMA_CODES),
                                        F.substring_index(F.schema_of_variant(x), "(", 1)),
                       F.lit(CODE["string"]))
@@ -96,6 +98,14 @@ def _code_of(x: Column) -> Column:
         .when(_is_array_raw(x), F.lit(CODE["array"]))
         .otherwise(prim)
     )
+
+
+def known_code(x: Column, code: int) -> Column:
+    """The type code of ``x``, known to be missing, null or of type ``code`` on every row."""
+    if code in (CODE["missing"], CODE["null"]):     # (a copy of a missing value may be a null)
+        return F.when(x.isNull(), F.lit(CODE["missing"])).otherwise(F.lit(code))
+    return F.when(x.isNull(), F.lit(CODE["missing"])).when(F.is_variant_null(x), F.lit(CODE["null"])).otherwise(
+        F.lit(code))
 
 
 def type_code(v: Column) -> Column:
@@ -172,6 +182,8 @@ def is_object(v: Column) -> Column:
 
 
 def _num_double(x: Column) -> Column:
+    if isinstance(_mark(x, "_mql_code"), _Known):     # never a {$numberDecimal} wrapper
+        return _tvg(x, "double")
     return derived(x, "number double", lambda x: F.coalesce(
         F.try_variant_get(x, "$", "double"), _try_cast(_get(x, "$numberDecimal", type_="string"), "double")))
 

@@ -96,22 +96,26 @@ def _ref(pre: str):
     return lambda n: F.col(pre + n)
 
 
-def pre_aggregate(framed: DataFrame, plan: PartialPlan) -> DataFrame:
+def pre_aggregate(framed: DataFrame, plan: PartialPlan, fields: Any = None) -> DataFrame:
     """One micro-batch's partial rows, plus its failed rows.
 
     ``framed``: the batch's on-time documents, one row per window they join, with ``_w``
     (start, end, key), ``_seq``, ``doc``, ``_t`` and ``_arr``. Partial rows have :data:`ROW` and
     the accumulators' partial columns; a failed row has ``_w``, ``_ws``, ``_seq``, ``doc``, ``_err``.
+    ``fields``: which top-level fields of ``doc`` are still the source's
+    (:class:`~headrace.mql.source_fields.SourceFields`): their paths read with the batch's
+    facts (:mod:`..values.facts`); the partial rows' columns and types are the same either way.
     """
-    from ..window_stages import group_inputs
+    from ..values.facts import source_doc
+    from ..window_stages import _typed_ref, group_inputs
 
     framed = framed.withColumns({"_err": F.lit(None).cast("string"), "_op": F.lit(None).cast("string")})
-    g = group_inputs(framed, plan.group, _ctx_factory())
+    g = group_inputs(framed, plan.group, _ctx_factory(), None if fields is None else source_doc(fields))
     aggs = [F.min("_seq").alias("_seq"), F.max("_seq").alias("_smax"), F.count(F.lit(1)).alias("_n"),
             F.max("_t").alias("_tmax"), F.max("_arr").alias("_amax"), F.min_by("_gid", "_seq").alias("_id")]
     for _, pre, a in g.accs:
         p = a.partial
-        aggs += [fn(_ref(pre)).alias(pre + n) for n, fn in (p.aggs or a.aggs).items()]
+        aggs += [fn(_typed_ref(pre, a.inputs, g.typed)).alias(pre + n) for n, fn in (p.aggs or a.aggs).items()]
     rows = g.rows.groupBy("_w", "_gk").agg(*aggs).withColumns(
         {"doc": F.lit(None).cast("variant"), "_err": F.lit(None).cast("string")})
     if g.failed is not None:
