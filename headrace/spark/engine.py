@@ -111,6 +111,9 @@ class Processor:
         self._codegen = CodegenSwitch()       # generated code for this query's jobs, per batch size
         # the typed fast path (values.facts); HEADRACE_FAST_PATH=off runs every path generically
         self._typed = os.environ.get("HEADRACE_FAST_PATH", "on") != "off"
+        # the fields of the windows' documents still the source's (what a partial window reads with the facts)
+        self._window_fields = (source_fields_after(self.p.before, self.p.source.ts_field_name)
+                               if self.w is not None else None)
         self._once: DataFrame | None = None   # RunOptions.once: the one batch run() runs itself
 
     @property
@@ -302,7 +305,7 @@ class Processor:
                     work.add_rows(data)
                 else:
                     if doc_facts is not None:
-                        work.fields = source_fields_after(self.p.before, self.p.source.ts_field_name)
+                        work.fields = self._window_fields
                     work.add_to_windows(data, w_prev, with_seq)
 
         for r in stats:

@@ -75,7 +75,7 @@ class GroupInputs:
     failed: DataFrame | None             # documents whose _id or accumulator input failed
     accs: list[tuple[str, str, Any]]     # (field, column prefix, Accumulator)
     extras: list[str]
-    typed: dict = None                   # input column -> the column of its typed read (values.facts)
+    typed: dict                          # input column -> the column of its typed read (values.facts)
 
 
 def group_inputs(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column], Ctx],

@@ -64,7 +64,7 @@ def _try_cast(c: Column, type_: str) -> Column:
 
 def _tvg(v: Column, type_: str) -> Column:
     k = _mark(v, "_mql_code")
-    if isinstance(k, _Known) and k.read is not None:
+    if isinstance(k, _Known):
         return k.read(type_)
     return derived(v, type_, lambda x: F.try_variant_get(x, "$", type_))
 
@@ -117,22 +117,34 @@ def hoisted_ref(col: Column, code: Callable[[], Column], derive: Callable[..., C
 class _Known:
     __slots__ = ("code", "read")
 
-    def __init__(self, code: int, read: Callable[[str], Column] | None):
+    def __init__(self, code: int, read: Callable[[str], Column]):
         self.code, self.read = code, read
 
 
-def known(col: Column, code: int, read: Callable[[str], Column] | None = None) -> Column:
+def known(col: Column, code: int, read: Callable[[str], Column]) -> Column:
     """``col``, a value that is missing, null or of MQL type ``code`` on every row (the typed
     fast path, :mod:`headrace.spark.values.facts`), marked so that :func:`_code_of` answers a
-    cheap code and typed reads ``read(type)`` (``try_variant_get`` straight from the document)."""
+    cheap code and typed reads ``read(type)`` (e.g. :func:`variant_reader` straight from the
+    document)."""
     col._mql_code = _Known(code, read)
     return col
+
+
+def variant_reader(v: Column, path: str, code: int) -> Callable[[str], Column]:
+    """Typed reads of the value at ``path`` of ``v``, of MQL type ``code`` (or missing or null):
+    ``try_variant_get``, except that an integer read as a double or decimal is read as a BIGINT
+    and cast by Catalyst (Spark would otherwise build a ``Cast`` for the value's own type)."""
+    def read(type_: str) -> Column:
+        if code == CODE["int"] and type_ in ("double", "decimal(38,18)"):
+            return F.try_variant_get(v, path, "bigint").cast(type_)
+        return F.try_variant_get(v, path, type_)
+    return read
 
 
 def typed_read(src: Column) -> "tuple[str, Column] | None":
     """``(spark type, column)``: a :func:`known` value read as its own Spark type, if it is one."""
     k = _mark(src, "_mql_code")
-    if not isinstance(k, _Known) or k.read is None or k.code not in _BASE_TYPES:
+    if not isinstance(k, _Known) or k.code not in _BASE_TYPES:
         return None
     t = _BASE_TYPES[k.code]
     return t, k.read(t)
@@ -146,28 +158,29 @@ def same_type(dst: Column, src: Column, typed: Column | None = None) -> Column:
     k = _mark(src, "_mql_code")
     if not isinstance(k, _Known):
         return dst
-    base = _BASE_TYPES.get(k.code)
+    from_variant = variant_reader(dst, "$", k.code)
+    if typed is None:
+        return known(dst, k.code, from_variant)
+    base = _BASE_TYPES[k.code]
 
     def read(type_: str) -> Column:
-        if typed is not None and type_ == base:
+        if type_ == base:
             return typed
-        if typed is not None and type_ in _CAST_FROM_BASE[base]:
+        if type_ in _CAST_FROM_BASE[base]:
             return typed.try_cast(type_)
-        if k.code == CODE["int"] and type_ in ("double", "decimal(38,18)"):
-            return F.try_variant_get(dst, "$", "bigint").cast(type_)
-        return F.try_variant_get(dst, "$", type_)
+        return from_variant(type_)
     return known(dst, k.code, read)
-
-
-def is_known(col: Column) -> bool:
-    """Whether ``col`` carries a :func:`known` type."""
-    return isinstance(_mark(col, "_mql_code"), _Known)
 
 
 def known_type(col: Column) -> int | None:
     """The type code :func:`known` marked ``col`` with, else None."""
     k = _mark(col, "_mql_code")
     return k.code if isinstance(k, _Known) else None
+
+
+def is_known(col: Column) -> bool:
+    """Whether ``col`` carries a :func:`known` type."""
+    return known_type(col) is not None
 
 
 def derived(x: Column, key: str, build: Callable[[Column], Column]) -> Column:

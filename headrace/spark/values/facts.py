@@ -24,7 +24,7 @@ from typing import Any, Iterator
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from .base import CODE, _mark, known, variant_path
+from .base import CODE, _mark, known, variant_path, variant_reader
 
 __all__ = ["batch_facts", "source_doc", "read_path", "recording", "replay", "holds"]
 
@@ -78,7 +78,7 @@ class _View:
         self.fields = fields
 
     def kind(self, path: str) -> str | None:
-        if self.fields is None or not self.fields.intact(path):
+        if not self.fields.intact(path):
             return None
         facts = _BATCH.get()
         kind = facts.kind(path) if facts is not None else None
@@ -109,10 +109,4 @@ def read_path(v: Column, path: str) -> Column | None:
     if kind == "missing":
         return known(F.lit(None).cast("variant"), code, lambda t: F.lit(None).cast(t))
     vpath = variant_path(*path.split("."))
-
-    def read(type_: str) -> Column:
-        if kind == "int" and type_ in ("double", "decimal(38,18)"):
-            # a LONG read as another type makes Spark build a Cast per value; cast the BIGINT here
-            return F.try_variant_get(v, vpath, "bigint").cast(type_)
-        return F.try_variant_get(v, vpath, type_)
-    return known(F.variant_get(v, vpath, "variant"), code, read)
+    return known(F.variant_get(v, vpath, "variant"), code, variant_reader(v, vpath, code))

@@ -97,11 +97,10 @@ def group_key_coded(x: Column, c: Column) -> Column:
     every other value gets a NULL ``f`` and its :func:`sort_key` as ``k``. No lambda on the path
     of the common keys (Spark evaluates what is under a lambda interpreted), and a short string
     hashes faster than :func:`sort_key`'s struct."""
-    k = known_type(x)
-    if k in (CODE["int"], CODE["string"], CODE["bool"]):     # the typed fast path: one kind
-        text = {CODE["int"]: lambda: _tvg(x, "bigint").cast("string"), CODE["string"]: lambda: _tvg(x, "string"),
-                CODE["bool"]: lambda: _tvg(x, "boolean").cast("string")}[k]()
-        tag = {CODE["int"]: "n", CODE["string"]: "s", CODE["bool"]: "b"}[k]
+    one_kind = {CODE["int"]: ("n", "bigint"), CODE["string"]: ("s", "string"), CODE["bool"]: ("b", "boolean")}
+    if known_type(x) in one_kind:     # the typed fast path: the tag and text of the one kind
+        tag, type_ = one_kind[known_type(x)]
+        text = _tvg(x, type_).cast("string")
         f = F.when(c.isin(CODE["missing"], CODE["null"]), F.lit("z")).otherwise(F.concat(F.lit(tag), text))
         # k is never needed: a NULL of its type (the optimizer folds the branch away, so no
         # read of the value as another type is hoisted out of it per row)

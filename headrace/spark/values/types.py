@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 
 from ... import ejson
 from .base import (CODE, INT32_MAX, INT32_MIN, NUMBER_CODES, RANKS, TYPE_NAMES, _const_array, _const_map, _get,
-                   _Hoisted, _Known, _mark, _try_cast, _tvg, const_of, derived, let)
+                   _Hoisted, _Known, _mark, _try_cast, _tvg, const_of, derived, is_known, let)
 
 _SCHEMA_CODES = {"BIGINT": CODE["int"], "DOUBLE": CODE["double"], "FLOAT": CODE["double"],
                  "DECIMAL": CODE["decimal"], "STRING": CODE["string"], "BOOLEAN": CODE["bool"],
@@ -182,7 +182,7 @@ def is_object(v: Column) -> Column:
 
 
 def _num_double(x: Column) -> Column:
-    if isinstance(_mark(x, "_mql_code"), _Known):     # never a {$numberDecimal} wrapper
+    if is_known(x):     # never a {$numberDecimal} wrapper
         return _tvg(x, "double")
     return derived(x, "number double", lambda x: F.coalesce(
         F.try_variant_get(x, "$", "double"), _try_cast(_get(x, "$numberDecimal", type_="string"), "double")))
