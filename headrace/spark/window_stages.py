@@ -255,14 +255,14 @@ def apply_group(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column], 
 
 def apply_sort(df: DataFrame, spec: SortSpec) -> DataFrame:
     """``$sort`` per window (see the module docstring)."""
-    from .accumulators import sort_field_key
-
     sort = spec.keys
     w = Window.partitionBy("_w")
     ok = F.col("_err").isNull()
     keyed = df.withColumn("_top", F.max("_seq").over(w))
-    # the keys' trees (lambdas) built once per processor: the same generated code every batch
-    keys = once(spec, "sort_keys", lambda: [F.when(ok, sort_field_key(F.col("doc"), path, d)) for path, d in sort])
+    # the keys' trees built once per processor: the same generated code every batch
+    layers, keys = once(spec, "sort_keys", lambda: _sort_keys(sort, ok))
+    for layer in layers:
+        keyed = keyed.withColumns(layer)
     for i, key in enumerate(keys):
         keyed = keyed.withColumn(f"_k{i}", key)
     order = [F.col(f"_k{i}").asc() if d > 0 else F.col(f"_k{i}").desc() for i, (_, d) in enumerate(sort)]
@@ -271,6 +271,28 @@ def apply_sort(df: DataFrame, spec: SortSpec) -> DataFrame:
     failed = F.sum(F.when(ok, 0).otherwise(1)).over(w)
     new_seq = F.when(ok, F.col("_top") + pos - failed).otherwise(F.col("_seq"))
     return keyed.select(*[new_seq.alias("_seq") if c == "_seq" else F.col(c) for c in df.columns])
+
+
+def _sort_keys(sort: tuple, ok: Column) -> tuple:
+    """The columns each sort field needs once per row (its value, type code and DOUBLE, in
+    layers) and the keys over them: a key is then a struct of column reads and reads under
+    its type's branch (a lambda only for arrays), not every row's key built under a lambda."""
+    from .accumulators import sort_field_key
+    from .values.types import _num_double
+
+    layers: list[dict[str, Column]] = [{}, {}, {}]
+    keys = []
+    for i, (path, d) in enumerate(sort):
+        v, c, n = f"_sv{i}", f"_sc{i}", f"_sd{i}"
+        layers[0][v] = V.get_path(F.col("doc"), path)
+        layers[1][c] = V.type_code(F.col(v))
+        layers[2][n] = F.when(F.col(c).isin(*V.NUMBER_CODES), _num_double(F.col(v)))
+
+        def derive(key: str, build: Callable[[Column], Column], v=v, n=n) -> Column:
+            return F.col(n) if key == "number double" else build(F.col(v))
+        value = V.hoisted_ref(F.col(v), lambda c=c: F.col(c), derive)
+        keys.append(F.when(ok, sort_field_key(F.col("doc"), path, d, value)))
+    return layers, keys
 
 
 def apply_limit(df: DataFrame, spec: LimitSpec) -> DataFrame:

@@ -44,3 +44,31 @@ def test_connections_listing_redacts(tmp_path):
     (tmp_path / "headrace.yaml").write_text("connections:\n  pg: {type: postgres, dsn: 'postgresql://a:s3cret@h/d'}\n")
     r = run("connections", cwd=tmp_path)
     assert r.returncode == 0 and "s3cret" not in r.stdout and "pg" in r.stdout
+
+
+def _commands(parser):
+    import argparse
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return set(sub.choices)
+
+
+def test_command_table_matches_what_the_plugins_register():
+    """``cli.PLUGINS`` and ``cli._CORE`` name every command; a command line loads only its owner."""
+    from headrace import cli
+
+    everything = _commands(cli.build_parser(everything=True))
+    assert everything == set(cli._CORE) | {n for names in cli.PLUGINS.values() for n in names}
+    core = _commands(cli.build_parser(["process"]))
+    assert core == set(cli._CORE)
+    for mod, names in cli.PLUGINS.items():
+        assert _commands(cli.build_parser([names[0], "--help"])) == core | set(names), mod
+    assert _commands(cli.build_parser(["--help"])) == everything
+    assert _commands(cli.build_parser(["no-such-command"])) == everything
+
+
+def test_sp_process_loads_neither_zones_nor_streams():
+    code = ("import sys; from headrace.cli import build_parser; build_parser(['sp', 'process', 'x.json']); "
+            "print(sorted(m for m in sys.modules if m.startswith(('headrace.zones', 'headrace.streams'))))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", (r.stdout, r.stderr)

@@ -14,13 +14,31 @@ from ..registry import Compiled, Ctx, accumulator
 from .base import Accumulator, KeyCtx, Partial, Ref, Step, _cmp, _collect_seq, _compile, _m_flat, _null_or, _sub, by_seq
 
 
-def sort_field_key(doc: Column, path: str, direction: int) -> Column:
+def sort_field_key(doc: Column, path: str, direction: int, value: Column | None = None) -> Column:
     """The ``$sort`` key of field ``path`` of ``doc`` for one direction (an orderable struct).
 
     MongoDB's sort keys: missing sorts as null; an array sorts by its smallest element
     ascending and its largest descending; an empty array sorts below null (but above MinKey).
+
+    ``value``: the field's value when the caller has it already, e.g. a column a stage's
+    :class:`~headrace.spark.hoist.Hoister` computes once per row (its type code and typed reads
+    are then columns too). Such a value, and one of known type (:mod:`..values.facts`), is keyed
+    without a lambda unless it is an array: Spark evaluates a lambda interpreted, on every row.
     """
-    v = V.get_path(doc, path)
+    v = V.get_path(doc, path) if value is None else value
+    if value is None and not V.is_known(v):
+        return _array_field_key(v, direction)
+    c = V.type_code(v)
+    k = V.sort_key_coded(v, c)
+    scalar = F.struct(F.when(k["r"] == 1, F.lit(0)).otherwise(F.lit(2)).alias("p"), k.alias("k"))
+    if V.is_known(v):        # the facts' types are never arrays
+        return scalar
+    return F.when(c == V.CODE["array"], _array_field_key(v, direction)).otherwise(scalar)
+
+
+def _array_field_key(v: Column, direction: int) -> Column:
+    """:func:`sort_field_key` of any value: each element's key (the value's own when it is not
+    an array) under a lambda, the smallest or largest taken."""
     elems = V.array_elems(v)
     empty = F.coalesce(F.size(elems) == 0, F.lit(False))
     cands = F.when(empty, F.array(V.NULL)).when(elems.isNotNull(), elems).otherwise(F.array(v))
