@@ -253,8 +253,9 @@ def apply_group(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column], 
 # $sort, $limit, $count
 
 
-def apply_sort(df: DataFrame, spec: SortSpec) -> DataFrame:
-    """``$sort`` per window (see the module docstring)."""
+def apply_sort(df: DataFrame, spec: SortSpec, limit: int | None = None) -> DataFrame:
+    """``$sort`` per window (see the module docstring); with ``limit``, also the ``$limit`` that
+    follows it: only the first ``limit`` sorted documents of each window (failed rows pass)."""
     sort = spec.keys
     w = Window.partitionBy("_w")
     ok = F.col("_err").isNull()
@@ -269,7 +270,10 @@ def apply_sort(df: DataFrame, spec: SortSpec) -> DataFrame:
     # failed rows sort apart (their _seq is kept); the others get _top + their sort position
     pos = F.row_number().over(w.orderBy(ok.asc(), *order, F.col("_seq")))
     failed = F.sum(F.when(ok, 0).otherwise(1)).over(w)
-    new_seq = F.when(ok, F.col("_top") + pos - failed).otherwise(F.col("_seq"))
+    keyed = keyed.withColumn("_rank", F.when(ok, pos - failed))
+    if limit is not None:
+        keyed = keyed.filter(F.col("_rank").isNull() | (F.col("_rank") <= F.lit(limit)))
+    new_seq = F.when(ok, F.col("_top") + F.col("_rank")).otherwise(F.col("_seq"))
     return keyed.select(*[new_seq.alias("_seq") if c == "_seq" else F.col(c) for c in df.columns])
 
 

@@ -56,18 +56,19 @@ def case_rows(case: Case, seq0: int) -> list[tuple]:
 
 
 def apply_stages(df, stages):
-    """The window-only ``stages`` (``(name, argument)``) through the compilers the engine uses
-    (:data:`headrace.spark.registry.WINDOW_STAGES`), in an inner pipeline's environment."""
+    """The window-only ``stages`` (``(name, argument)``) as the engine runs a closing window's
+    inner pipeline (:func:`headrace.spark.windows.pipeline.run_window_pipeline`: the compilers of
+    :data:`headrace.spark.registry.WINDOW_STAGES`, a ``$sort`` and the ``$limit`` after it as one)."""
+    from types import SimpleNamespace
+
     from headrace.spark.registry import WINDOW_STAGES
-    from headrace.spark.window_stages import window_env
+    from headrace.spark.windows.pipeline import run_window_pipeline
     from headrace.spec.stages import spec_of
 
-    env = window_env()
-    for name, arg in stages:
+    for name, _ in stages:
         if name not in WINDOW_STAGES:
             raise ValueError(name)
-        df = WINDOW_STAGES[name](df, spec_of(name, arg), env)
-    return df
+    return run_window_pipeline(df, None, (), [SimpleNamespace(name=n, spec=spec_of(n, a)) for n, a in stages])
 
 
 def run_cases(spark, cases: list[Case]) -> dict[str, dict[int, list[Out]]]:

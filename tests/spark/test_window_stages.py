@@ -297,6 +297,8 @@ CASES = {
   "stages": [
     Case("sort_restaurants", [RESTAURANTS, RESTAURANTS[::-1]], [("$sort", {"borough": 1})]),
     Case("sort_limit", [RESTAURANTS, RESTAURANTS[:2]], [("$sort", {"borough": -1, "_id": 1}), ("$limit", 3)]),
+    Case("sort_limit_failed", [RESTAURANTS], [("$sort", {"borough": -1, "_id": 1}), ("$limit", 2)],
+         failed=[(0, 1, {"_id": 98}, "failed upstream"), (0, 4, {"_id": 99}, "failed upstream")]),
     Case("sort_types", [[{"_id": i, "v": v} for i, v in enumerate(
         [[3, 1], 2, "a", None, [], {"x": 1}, [0, 9], True, 1.5])] + [{"_id": 9}]],
         [("$sort", {"v": 1})]),
@@ -601,6 +603,12 @@ def test_sort_is_stable(res):
 def test_sort_then_limit_per_window(res):
     assert [d["_id"] for d in docs_of(res["sort_limit"][0])] == [2, 1, 4]
     assert [d["_id"] for d in docs_of(res["sort_limit"][1])] == [2, 1]
+    # failed rows pass the limit untouched, keep their _seq and do not count against it
+    outs = res["sort_limit_failed"][0]
+    assert [d["_id"] for d in docs_of(outs)] == [2, 1]
+    failed = [o for o in outs if o.err is not None]
+    assert sorted(o.doc["_id"] for o in failed) == [98, 99] and all(o.err == "failed upstream" for o in failed)
+    assert len({o.seq for o in outs}) == 4 and all(o.seq > f.seq for o in outs if o.err is None for f in failed)
 
 
 def test_sort_bson_order_and_arrays(res):
