@@ -100,3 +100,16 @@ def test_process_is_refused_before_any_worker_starts(client):
         r = client.post("/api/process", headers=_h(A), json={"pipeline": ok, **body})
         assert r.status_code == 400 and r.json()["error"]["code"] == code, (body, r.json())
     assert [w for w in client.get("/api/workers", headers=_h(R)).json() if w.get("role") == "process"] == []
+
+
+def test_the_warm_up_pipeline_is_valid(tmp_path):
+    """``serve --warm`` runs ``WARM_PIPELINE`` on the process worker: it passes the same
+    validation as a user's run (a bad one would only be logged at boot)."""
+    from headrace.instance.ephemeral import WARM_PIPELINE
+
+    cp = ControlPlane(tmp_path / "home")
+    try:
+        spec = cp._validated(WARM_PIPELINE, None)
+    finally:
+        cp.shutdown()
+    assert spec["pipeline"][0]["$source"]["documents"]
