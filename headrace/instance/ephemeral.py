@@ -88,6 +88,7 @@ class ProcessRunner:
     def _gone(self, _wid: int) -> None:
         log.warning("process worker gone: the next run provisions another")
         with self._lock:
+            self.warmed = False            # its successor starts cold
             if self._worker is not None and not self._worker.alive:
                 self._worker = None
 
