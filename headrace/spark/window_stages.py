@@ -280,7 +280,8 @@ def apply_sort(df: DataFrame, spec: SortSpec, limit: int | None = None) -> DataF
 def _sort_keys(sort: tuple, ok: Column) -> tuple:
     """The columns each sort field needs once per row (its value, type code and DOUBLE, in
     layers) and the keys over them: a key is then a struct of column reads and reads under
-    its type's branch (a lambda only for arrays), not every row's key built under a lambda."""
+    its type's branch (a lambda only for arrays and documents), not every row's key built under
+    a lambda."""
     from .accumulators import sort_field_key
     from .values.types import _num_double
 

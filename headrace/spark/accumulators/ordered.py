@@ -23,17 +23,19 @@ def sort_field_key(doc: Column, path: str, direction: int, value: Column | None 
     ``value``: the field's value when the caller has it already, e.g. a column a stage's
     :class:`~headrace.spark.hoist.Hoister` computes once per row (its type code and typed reads
     are then columns too). Such a value, and one of known type (:mod:`..values.facts`), is keyed
-    without a lambda unless it is an array: Spark evaluates a lambda interpreted, on every row.
+    without a lambda unless it is an array or a document: Spark evaluates a lambda interpreted,
+    on every row.
     """
     v = V.get_path(doc, path) if value is None else value
     if value is None and not V.is_known(v):
         return _array_field_key(v, direction)
     c = V.type_code(v)
-    k = V.sort_key_coded(v, c)
+    k = V.sort_key_scalar(v, c)
     scalar = F.struct(F.when(k["r"] == 1, F.lit(0)).otherwise(F.lit(2)).alias("p"), k.alias("k"))
-    if V.is_known(v):        # the facts' types are never arrays
+    if V.is_known(v):        # the facts' types are never arrays or documents
         return scalar
-    return F.when(c == V.CODE["array"], _array_field_key(v, direction)).otherwise(scalar)
+    # containers as before (a document is its own one candidate)
+    return F.when(c.isin(V.CODE["array"], V.CODE["object"]), _array_field_key(v, direction)).otherwise(scalar)
 
 
 def _array_field_key(v: Column, direction: int) -> Column:

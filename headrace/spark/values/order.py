@@ -59,6 +59,20 @@ def sort_key_coded(x: Column, c: Column) -> Column:
     return F.struct(*_leaf_fields(x, c), _key_items(x, c).alias("items"))
 
 
+_ITEMS_TYPE: list[str] = []
+
+
+def sort_key_scalar(x: Column, c: Column) -> Column:
+    """:func:`sort_key_coded` of a value that is neither an array nor a document (its ``items``
+    a typed NULL): the same key, without the containers' lambdas in the tree."""
+    if not _ITEMS_TYPE:
+        from pyspark.sql import SparkSession
+
+        probe = _key_items(F.lit(None).cast("variant"), F.lit(CODE["null"]))
+        _ITEMS_TYPE.append(SparkSession.active().range(0).select(probe.alias("i")).schema[0].dataType.simpleString())
+    return F.struct(*_leaf_fields(x, c), F.lit(None).cast(_ITEMS_TYPE[0]).alias("items"))
+
+
 def sort_key(v: Column) -> Column:
     """An orderable struct: ``sort_key(a) < sort_key(b)`` iff ``compare(a, b) == -1``.
 
