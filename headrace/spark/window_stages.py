@@ -253,15 +253,18 @@ def apply_group(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column], 
 # $sort, $limit, $count
 
 
-def apply_sort(df: DataFrame, spec: SortSpec, limit: int | None = None) -> DataFrame:
+def apply_sort(df: DataFrame, spec: SortSpec, limit: int | None = None, known: dict | None = None) -> DataFrame:
     """``$sort`` per window (see the module docstring); with ``limit``, also the ``$limit`` that
-    follows it: only the first ``limit`` sorted documents of each window (failed rows pass)."""
+    follows it: only the first ``limit`` sorted documents of each window (failed rows pass).
+    ``known``: top-level fields whose MQL type code is the same on every document that did not
+    fail (:func:`known_after`)."""
     sort = spec.keys
     w = Window.partitionBy("_w")
     ok = F.col("_err").isNull()
     keyed = df.withColumn("_top", F.max("_seq").over(w))
+    known = known or {}
     # the keys' trees built once per processor: the same generated code every batch
-    layers, keys = once(spec, "sort_keys", lambda: _sort_keys(sort, ok))
+    layers, keys = once(spec, f"sort_keys:{sorted(known.items())}", lambda: _sort_keys(sort, ok, known))
     for layer in layers:
         keyed = keyed.withColumns(layer)
     for i, key in enumerate(keys):
@@ -277,17 +280,32 @@ def apply_sort(df: DataFrame, spec: SortSpec, limit: int | None = None) -> DataF
     return keyed.select(*[new_seq.alias("_seq") if c == "_seq" else F.col(c) for c in df.columns])
 
 
-def _sort_keys(sort: tuple, ok: Column) -> tuple:
+def known_after(stage) -> dict[str, int]:
+    """The fields of ``stage``'s output documents whose MQL type is fixed: a ``$group``'s
+    ``$count`` fields are integers (int or long) on every group."""
+    if stage is None or stage.name != "$group":
+        return {}
+    return {name: V.CODE["int"] for name, op, _ in stage.spec.fields if op == "$count"}
+
+
+def _sort_keys(sort: tuple, ok: Column, known: dict | None = None) -> tuple:
     """The columns each sort field needs once per row (its value, type code and DOUBLE, in
     layers) and the keys over them: a key is then a struct of column reads and reads under
     its type's branch (a lambda only for arrays and documents), not every row's key built under
     a lambda."""
     from .accumulators import sort_field_key
+    from .values.base import variant_reader
     from .values.types import _num_double
 
     layers: list[dict[str, Column]] = [{}, {}, {}]
     keys = []
     for i, (path, d) in enumerate(sort):
+        if path in (known or {}):
+            code = known[path]
+            value = V.known(V.get_path(F.col("doc"), path), code,
+                            variant_reader(F.col("doc"), V.variant_path(*path.split(".")), code))
+            keys.append(F.when(ok, sort_field_key(F.col("doc"), path, d, value)))
+            continue
         v, c, n = f"_sv{i}", f"_sc{i}", f"_sd{i}"
         layers[0][v] = V.get_path(F.col("doc"), path)
         layers[1][c] = V.type_code(F.col(v))

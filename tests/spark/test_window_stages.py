@@ -297,6 +297,9 @@ CASES = {
   "stages": [
     Case("sort_restaurants", [RESTAURANTS, RESTAURANTS[::-1]], [("$sort", {"borough": 1})]),
     Case("sort_limit", [RESTAURANTS, RESTAURANTS[:2]], [("$sort", {"borough": -1, "_id": 1}), ("$limit", 3)]),
+    Case("count_top", [[{"k": k} for k in ["b", "a", "c", "a", "b", "d", "a", "b", 1, 1, 1]]],
+         [("$group", {"_id": "$k", "n": {"$count": {}}}), ("$sort", {"n": -1, "_id": 1}), ("$limit", 3)],
+         failed=[(0, 2, {"k": "z"}, "failed upstream")]),
     Case("sort_limit_failed", [RESTAURANTS], [("$sort", {"borough": -1, "_id": 1}), ("$limit", 2)],
          failed=[(0, 1, {"_id": 98}, "failed upstream"), (0, 4, {"_id": 99}, "failed upstream")]),
     Case("sort_types", [[{"_id": i, "v": v} for i, v in enumerate(
@@ -609,6 +612,13 @@ def test_sort_then_limit_per_window(res):
     failed = [o for o in outs if o.err is not None]
     assert sorted(o.doc["_id"] for o in failed) == [98, 99] and all(o.err == "failed upstream" for o in failed)
     assert len({o.seq for o in outs}) == 4 and all(o.seq > f.seq for o in outs if o.err is None for f in failed)
+
+
+def test_count_then_sort_and_limit(res):
+    """A $count field read as a known integer by the sort after its $group: ties by _id in BSON
+    order (numbers before strings), the failed document passed on."""
+    assert docs_of(res["count_top"][0]) == [{"_id": 1, "n": 3}, {"_id": "a", "n": 3}, {"_id": "b", "n": 3}]
+    assert [o.err for o in res["count_top"][0] if o.err is not None] == ["failed upstream"]
 
 
 def test_sort_bson_order_and_arrays(res):

@@ -208,7 +208,8 @@ class BatchWork:
             return
         if self.partial is not None:
             rows = P.in_windows(self.spark.read.parquet(*live), sorted(set(starts)))
-            out = run_window_pipeline(P.finish(rows, self.partial), self.w, self.after, stages=self.partial.rest)
+            out = run_window_pipeline(P.finish(rows, self.partial), self.w, self.after, stages=self.partial.rest,
+                                      prev=self.w.pipeline[0])
             self._emit(out)
             return
         j = self.kind.frame(self.spark, self.spark.read.parquet(*live), closing)
