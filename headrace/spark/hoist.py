@@ -31,13 +31,13 @@ from __future__ import annotations
 import contextvars
 import re
 import sys
-from contextlib import contextmanager
-from typing import Iterator
+from contextlib import AbstractContextManager as ContextManager
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from . import values as V
+from .ctxvar import bound
 
 __all__ = ["Hoister", "shared", "hoisted_python"]
 
@@ -105,14 +105,9 @@ class Hoister:
         """A reference to ``value`` (which reads no lambda variable), computed once."""
         return self._ref(self._place(value))
 
-    @contextmanager
-    def active(self) -> Iterator["Hoister"]:
+    def active(self) -> ContextManager:
         """While compiling: :func:`shared` values become hoisted columns."""
-        token = SHARE.set(self.share)
-        try:
-            yield self
-        finally:
-            SHARE.reset(token)
+        return bound(SHARE, self.share)
 
     @property
     def names(self) -> list[str]:

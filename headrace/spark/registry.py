@@ -14,12 +14,14 @@ DLQ instead of failing the batch. Combine child errors with :func:`first_error`.
 from __future__ import annotations
 
 import contextvars
-from contextlib import contextmanager
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+
+from .ctxvar import bound
 
 EXPRESSIONS: dict[str, Callable[..., "Compiled"]] = {}
 QUERY_OPERATORS: dict[str, Callable[..., "Compiled"]] = {}
@@ -30,14 +32,9 @@ WINDOW_STAGES: dict[str, Any] = {}
 _STAGE_POSITION: contextvars.ContextVar = contextvars.ContextVar("headrace_stage_position", default=None)
 
 
-@contextmanager
-def compiling_stage(position: int) -> Iterator[None]:
+def compiling_stage(position: int) -> ContextManager[int]:
     """While a stage at ``position`` of the pipeline compiles (:func:`stage_position`)."""
-    token = _STAGE_POSITION.set(position)
-    try:
-        yield
-    finally:
-        _STAGE_POSITION.reset(token)
+    return bound(_STAGE_POSITION, position)
 
 
 def stage_position() -> "int | None":

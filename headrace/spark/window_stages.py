@@ -288,22 +288,20 @@ def known_after(stage) -> dict[str, int]:
     return {name: V.CODE["int"] for name, op, _ in stage.spec.fields if op == "$count"}
 
 
-def _sort_keys(sort: tuple, ok: Column, known: dict | None = None) -> tuple:
+def _sort_keys(sort: tuple, ok: Column, known: dict) -> tuple:
     """The columns each sort field needs once per row (its value, type code and DOUBLE, in
     layers) and the keys over them: a key is then a struct of column reads and reads under
     its type's branch (a lambda only for arrays and documents), not every row's key built under
     a lambda."""
     from .accumulators import sort_field_key
-    from .values.base import variant_reader
+    from .values.base import known_at
     from .values.types import _num_double
 
     layers: list[dict[str, Column]] = [{}, {}, {}]
     keys = []
     for i, (path, d) in enumerate(sort):
-        if path in (known or {}):
-            code = known[path]
-            value = V.known(V.get_path(F.col("doc"), path), code,
-                            variant_reader(F.col("doc"), V.variant_path(*path.split(".")), code))
+        if path in known:
+            value = known_at(F.col("doc"), path, known[path])
             keys.append(F.when(ok, sort_field_key(F.col("doc"), path, d, value)))
             continue
         v, c, n = f"_sv{i}", f"_sc{i}", f"_sd{i}"

@@ -3,9 +3,9 @@ document on rows that have not failed) and :func:`apply_stages`."""
 from __future__ import annotations
 
 import contextvars
-from contextlib import contextmanager
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -14,6 +14,7 @@ from ...mql.source_fields import SourceFields
 from ...spec.stages import spec_of
 from ..hoist import Hoister
 from ..values import facts
+from ..ctxvar import bound
 from ..registry import STAGE_SPEC_TYPES, STAGES, Ctx, compiling_stage
 
 
@@ -71,14 +72,9 @@ class Env:
             hoist.root = root
         return Ctx(root=root, meta=self.meta, where=where, hoist=hoist, text=text)
 
-    @contextmanager
-    def active(self) -> Iterator["Env"]:
+    def active(self) -> ContextManager["Env"]:
         """The processor's environment while its micro-batch runs (:func:`current_env`)."""
-        token = _CURRENT.set(self)
-        try:
-            yield self
-        finally:
-            _CURRENT.reset(token)
+        return bound(_CURRENT, self)
 
 
 _CURRENT: contextvars.ContextVar = contextvars.ContextVar("headrace_env", default=None)
@@ -152,12 +148,8 @@ def apply_stages(df: DataFrame, stages: Any, env: Env, raw: tuple[str, str] | No
     fields = SourceFields.at_source(raw[1]) if raw is not None else None
     for st in stages:
         spec = _spec(st)
-        token = _SOURCE.set((fields, raw[0]) if fields is not None else None)
-        try:
-            with compiling_stage(st.position):
-                df = STAGES[st.name](df, st, spec, env)
-        finally:
-            _SOURCE.reset(token)
+        with bound(_SOURCE, (fields, raw[0]) if fields is not None else None), compiling_stage(st.position):
+            df = STAGES[st.name](df, st, spec, env)
         if fields is not None:
             fields = fields.after(st.name, spec)
     return df

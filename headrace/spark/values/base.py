@@ -141,6 +141,13 @@ def variant_reader(v: Column, path: str, code: int) -> Callable[[str], Column]:
     return read
 
 
+def known_at(v: Column, path: str, code: int) -> Column:
+    """The value at dotted ``path`` of document ``v`` (no array on the way), :func:`known` to be
+    missing, null or of MQL type ``code``, its typed reads straight from ``v``."""
+    vpath = variant_path(*path.split("."))
+    return known(F.variant_get(v, vpath, "variant"), code, variant_reader(v, vpath, code))
+
+
 def typed_read(src: Column) -> "tuple[str, Column] | None":
     """``(spark type, column)``: a :func:`known` value read as its own Spark type, if it is one."""
     k = _mark(src, "_mql_code")

@@ -18,13 +18,14 @@ per distinct list.
 from __future__ import annotations
 
 import contextvars
-from contextlib import contextmanager
+from contextlib import AbstractContextManager as ContextManager, contextmanager
 from typing import Any, Iterator
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from .base import CODE, _mark, known, variant_path, variant_reader
+from ..ctxvar import bound
+from .base import CODE, _mark, known, known_at
 
 __all__ = ["batch_facts", "source_doc", "read_path", "recording", "replay", "holds"]
 
@@ -32,28 +33,20 @@ _BATCH: contextvars.ContextVar = contextvars.ContextVar("headrace_doc_facts", de
 _RECORD: contextvars.ContextVar = contextvars.ContextVar("headrace_facts_record", default=None)
 
 
-@contextmanager
-def batch_facts(facts: Any) -> Iterator[None]:
+def batch_facts(facts: Any) -> ContextManager[Any]:
     """``facts`` (a :class:`~headrace.mql.doc_facts.DocFacts`, or None) for what is compiled inside."""
-    token = _BATCH.set(facts)
-    try:
-        yield
-    finally:
-        _BATCH.reset(token)
+    return bound(_BATCH, facts)
 
 
 @contextmanager
 def recording() -> Iterator[list]:
     """The ``(path, kind)`` answers given while inside (also passed on to an enclosing recording)."""
-    outer = _RECORD.get()
     log: list = []
-    token = _RECORD.set(log)
     try:
-        yield log
+        with bound(_RECORD, log):
+            yield log
     finally:
-        _RECORD.reset(token)
-        if outer is not None:
-            outer.extend(log)
+        replay(log)
 
 
 def replay(log: list) -> None:
@@ -108,5 +101,4 @@ def read_path(v: Column, path: str) -> Column | None:
     code = CODE[kind]
     if kind == "missing":
         return known(F.lit(None).cast("variant"), code, lambda t: F.lit(None).cast(t))
-    vpath = variant_path(*path.split("."))
-    return known(F.variant_get(v, vpath, "variant"), code, variant_reader(v, vpath, code))
+    return known_at(v, path, code)
