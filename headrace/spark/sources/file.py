@@ -3,7 +3,9 @@
 Offsets are line numbers (``{"line": n}``); each micro-batch admits at most
 ``maxRecordsPerBatch`` lines, read as ``parallelism`` input partitions by byte ranges found at
 planning. With option ``tickMs`` set, an idle file yields one clock-tick row per ``tickMs`` so
-idle timeouts and processing-time windows advance without data. Arrival is the read instant; event time without ``timeField`` is the arrival. The
+idle timeouts and processing-time windows advance without data. Arrival is the instant the
+micro-batch was planned, one for all its input partitions (so the batch's lines arrive in file
+order, whichever task reads first); event time without ``timeField`` is the arrival. The
 file may grow while the processor runs (lines are picked up at the next planning); a line that
 is not a JSON object goes to the DLQ with its raw text. One watermark partition, "0". Lines
 reach Spark as Arrow RecordBatches (:mod:`.arrow_rows`).
@@ -73,20 +75,20 @@ class FileReader(DataSourceStreamReader):
         self._scan()
         lo, hi = start["line"], end["line"]
         if hi == lo:
-            return [InputPartition((self.path, lo, hi, self._index[lo]))]  # a clock tick
+            return [InputPartition((self.path, lo, hi, self._index[lo], None))]  # a clock tick
         n = max(1, min(self.parallelism, (hi - lo) // 10_000 or 1))
         step = (hi - lo + n - 1) // n or 1
-        return [InputPartition((self.path, a, min(a + step, hi), self._index[a]))
-                for a in range(lo, hi, step)] or [InputPartition((self.path, lo, hi, self._index[lo]))]
+        now = _dt.datetime.now(_dt.timezone.utc)     # the batch's one arrival instant
+        return [InputPartition((self.path, a, min(a + step, hi), self._index[a], now))
+                for a in range(lo, hi, step)] or [InputPartition((self.path, lo, hi, self._index[lo], now))]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         """The lines ``[lo, hi)`` as RecordBatches of :data:`BATCH_ROWS` (one vectorised pass
         picks the lines Python must parse: :mod:`.arrow_rows`)."""
-        path, lo, hi, byte = partition.value
+        path, lo, hi, byte, now = partition.value
         if hi == lo:
             yield tick_batch("0")
             return
-        now = _dt.datetime.now(_dt.timezone.utc)
         with open(path, "rb") as f:
             f.seek(byte)
             for start in range(lo, hi, BATCH_ROWS):

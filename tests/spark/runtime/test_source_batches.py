@@ -33,3 +33,26 @@ def test_data_batch_matches_the_tuples_it_replaces():
                                                              for s in (1, 2)]
     tick = tick_batch("p").to_pylist()[0]
     assert tick["kind"] == 1 and tick["raw"] is None and tick["partition"] == "p"
+
+
+def test_a_file_batch_arrives_at_one_instant_in_file_order(tmp_path):
+    """The ``file`` source's input partitions of one micro-batch carry the batch's one arrival
+    instant (taken at planning), so arrival order within the batch is file order whichever
+    task reads first (before, each task took its own read instant: ``$first`` over a window
+    spanning both halves of a batch could take the second half's document)."""
+    import time
+
+    from headrace.spark.sources.file import FileReader
+
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(f'{{"i": {i}}}\n' for i in range(30_000)))
+    reader = FileReader(str(path), 30_000, 2)
+    end = reader.latestOffset({"line": 0})
+    parts = reader.partitions({"line": 0}, end)
+    assert len(parts) == 2
+    rows = []
+    for p in reversed(parts):       # the second half read first, later
+        rows += [r for b in reader.read(p) for r in b.to_pylist()]
+        time.sleep(0.01)
+    assert len({r["arrival"] for r in rows}) == 1
+    assert sorted(r["offset"] for r in rows) == list(range(30_000))
