@@ -160,7 +160,7 @@ class BatchWork:
         if len(live) <= P.COMPACT_AFTER:
             return
         opens = sorted({s for s, _, _ in self.kind.open(self.st)})
-        rows = P.in_windows(self.spark.read.parquet(*[f.path for f in live]), opens)
+        rows = P.in_windows(self.ckpt.read_state(self.spark, [f.path for f in live]), opens)
         path = self.ckpt.state_path(self.batch_id, "c")
         P.merge(rows, self.partial).write.mode("overwrite").parquet(str(path))
         known = [f.starts for f in live]
@@ -207,12 +207,12 @@ class BatchWork:
         if not live:
             return
         if self.partial is not None:
-            rows = P.in_windows(self.spark.read.parquet(*live), sorted(set(starts)))
+            rows = P.in_windows(self.ckpt.read_state(self.spark, live), sorted(set(starts)))
             out = run_window_pipeline(P.finish(rows, self.partial), self.w, self.after, stages=self.partial.rest,
                                       prev=self.w.pipeline[0])
             self._emit(out)
             return
-        j = self.kind.frame(self.spark, self.spark.read.parquet(*live), closing)
+        j = self.kind.frame(self.spark, self.ckpt.read_state(self.spark, live), closing)
         framed = j.select(
             F.struct(F.timestamp_millis(F.col("_ws")).alias("start"), F.timestamp_millis(F.col("_we")).alias("end"),
                      F.col("_key").alias("key")).alias("_w"),

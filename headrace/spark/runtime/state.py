@@ -104,6 +104,7 @@ class Checkpoint:
             tmp.write_text(uuid.uuid4().hex)
             tmp.replace(ident)
         self.run_id = ident.read_text().strip()
+        self._schema = None     # the window state files' schema, read once (see read_state)
 
     def _latest(self, below: int | None) -> Path | None:
         best = None
@@ -123,6 +124,16 @@ class Checkpoint:
     def state_path(self, batch_id: int, suffix: str = "") -> Path:
         """Where batch ``batch_id`` writes window state (``suffix``: a second file of the batch)."""
         return self.state / f"{batch_id}{'-' + suffix if suffix else ''}.parquet"
+
+    def read_state(self, spark, paths: list[str]):
+        """The window state files ``paths`` as one DataFrame. Every state file of a processor has
+        the same schema (the window's partial rows, or its documents), so it is read from the
+        files' footers once and given to Spark after that: no per-batch schema inference."""
+        if self._schema is None:
+            df = spark.read.parquet(*paths)
+            self._schema = df.schema
+            return df
+        return spark.read.schema(self._schema).parquet(*paths)
 
     def save(self, batch_id: int, st: EngineState, previous: EngineState) -> None:
         tmp = self.meta / f".{batch_id}.tmp"

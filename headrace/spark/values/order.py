@@ -12,7 +12,37 @@ from .types import _code_of, _num_double, bin_key, rank_of_code, ts_parts
 _TWO53 = float(2**53)
 
 
+#: the MQL types whose values fill each field of a key besides ``r`` (:func:`_leaf_fields`)
+_FIELD_CODES = {"nn": NUMBER_CODES, "n": NUMBER_CODES, "dec": NUMBER_CODES,
+                "s": (CODE["string"], CODE["objectId"]), "bin": (CODE["binData"],), "b": (CODE["bool"],),
+                "t": (CODE["date"],), "ts": (CODE["timestamp"],)}
+
+_TYPES: dict = {}     # Spark types of key parts, learnt once per process (see _type_of)
+
+
+def _type_of(name: str, build):
+    """The Spark type of the Column ``build()`` (one analysis of a zero-row frame, then cached)."""
+    if name not in _TYPES:
+        from pyspark.sql import SparkSession
+
+        _TYPES[name] = SparkSession.active().range(0).select(build().alias("v")).schema[0].dataType
+    return _TYPES[name]
+
+
 def _leaf_fields(x: Column, c: Column) -> list[Column]:
+    """The scalar fields of a key. For a value of known type (:func:`known_type`: missing, null or
+    that type) the fields no such value fills are typed NULLs: the same key in a smaller tree."""
+    full = _leaf_fields_all(x, c)
+    k = known_type(x)
+    if k is None:
+        return full
+    have = {CODE["missing"], CODE["null"], k, *((CODE["long"],) if k == CODE["int"] else ())}
+    leaf = _type_of("leaf", lambda: F.struct(*_leaf_fields_all(F.lit(None).cast("variant"), F.lit(CODE["null"]))))
+    return [f if n == "r" or have & set(_FIELD_CODES[n]) else F.lit(None).cast(leaf[n].dataType).alias(n)
+            for n, f in zip(("r", *_FIELD_CODES), full)]
+
+
+def _leaf_fields_all(x: Column, c: Column) -> list[Column]:
     num = c.isin(*NUMBER_CODES)
     d = _num_double(x)
     # a double beyond 2**53 is an integer: compare it exactly with longs
@@ -56,21 +86,16 @@ def _key_items(x: Column, c: Column) -> Column:
 
 def sort_key_coded(x: Column, c: Column) -> Column:
     """:func:`sort_key` of a bound value whose type code ``c`` is known."""
+    if known_type(x) is not None:       # the facts' types are never arrays or documents
+        return sort_key_scalar(x, c)
     return F.struct(*_leaf_fields(x, c), _key_items(x, c).alias("items"))
-
-
-_ITEMS_TYPE: list[str] = []
 
 
 def sort_key_scalar(x: Column, c: Column) -> Column:
     """:func:`sort_key_coded` of a value that is neither an array nor a document (its ``items``
     a typed NULL): the same key, without the containers' lambdas in the tree."""
-    if not _ITEMS_TYPE:
-        from pyspark.sql import SparkSession
-
-        probe = _key_items(F.lit(None).cast("variant"), F.lit(CODE["null"]))
-        _ITEMS_TYPE.append(SparkSession.active().range(0).select(probe.alias("i")).schema[0].dataType.simpleString())
-    return F.struct(*_leaf_fields(x, c), F.lit(None).cast(_ITEMS_TYPE[0]).alias("items"))
+    items = _type_of("items", lambda: _key_items(F.lit(None).cast("variant"), F.lit(CODE["null"])))
+    return F.struct(*_leaf_fields(x, c), F.lit(None).cast(items).alias("items"))
 
 
 def sort_key(v: Column) -> Column:
@@ -116,9 +141,9 @@ def group_key_coded(x: Column, c: Column) -> Column:
         tag, type_ = one_kind[known_type(x)]
         text = _tvg(x, type_).cast("string")
         f = F.when(c.isin(CODE["missing"], CODE["null"]), F.lit("z")).otherwise(F.concat(F.lit(tag), text))
-        # k is never needed: a NULL of its type (the optimizer folds the branch away, so no
-        # read of the value as another type is hoisted out of it per row)
-        return F.struct(f.alias("f"), F.when(F.lit(False), sort_key_coded(x, c)).alias("k"))
+        # k is never needed: a NULL of its type (no tree for Spark to analyse and fold away)
+        k = _type_of("key", lambda: sort_key_coded(F.lit(None).cast("variant"), F.lit(CODE["null"])))
+        return F.struct(f.alias("f"), F.lit(None).cast(k).alias("k"))
     i = F.when(c.isin(CODE["int"], CODE["long"]), _tvg(x, "bigint"))
     d = F.when(c == CODE["double"], _tvg(x, "double"))
     whole = F.when((d % F.lit(1.0) == F.lit(0.0)) & (d >= F.lit(-_TWO63)) & (d < F.lit(_TWO63)), d.cast("bigint"))
