@@ -266,6 +266,8 @@ class Processor:
             F.sum(F.when(F.col("kind") == DATA, 1).otherwise(0)).alias("n"),
             F.sum(F.when(F.col("kind") == DATA, F.octet_length("raw")).otherwise(0)).alias("bytes"),
             F.max(F.when(F.col("kind") == DATA, F.col("offset"))).alias("maxoff"),
+            F.min(F.when(F.col("kind") == DATA, F.col("offset"))).alias("minoff"),
+            F.min(F.when(F.col("kind") == DATA, F.col("_arr"))).alias("minarr"),
             *([F.schema_of_variant_agg(F.when(F.col("kind") == DATA, F.col("doc"))).alias("schema")]
               if self._typed else []),
         ).collect()
@@ -297,7 +299,9 @@ class Processor:
         if n_in:       # a batch without records (ticks, end of input, nothing new) has no stage work
             rows = src.filter(F.col("kind") == DATA)
             if w is not None:
-                rows, with_seq = work.arrival_seq(rows, n_in, self.p.before)
+                spans = [(r["maxarr"] if r["minarr"] == r["maxarr"] else None, r["partition"], r["minoff"],
+                          r["maxoff"]) for r in stats if r["n"]]
+                rows, with_seq = work.arrival_seq(rows, n_in, self.p.before, spans)
             with batch_facts(doc_facts):
                 data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env,
                                     raw=("raw", self.p.source.ts_field_name))

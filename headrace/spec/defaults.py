@@ -32,6 +32,7 @@ GC = "parallel"
 GC_MODES = {"parallel": " -XX:+UseParallelGC", "g1": " -XX:+UseG1GC", "serial": " -XX:+UseSerialGC"}
 CODEGEN_MIN_ROWS = 20_000             # micro-batches with fewer input rows run without generated code
 SEQ_BROADCAST_MIN_ROWS = 20_000       # windowed micro-batches with fewer rows number arrival order in place
+SEQ_FROM_OFFSETS = True               # ... unless each partition's rows arrived at one instant: base + offset
 TRIGGER_INTERVAL_MS = 0               # micro-batch trigger (0 = as fast as possible)
 LATE_REASON = "Input document arrived late."
 DEDUP_MIN_HORIZON_MS = 1_000          # $source.dedup.horizon: at least 1 second

@@ -36,6 +36,21 @@ def _null(c: str) -> Column:
     return _NULLS[c]
 
 
+def seq_bases(spans: list, batch_id: int) -> dict[str, int] | None:
+    """``_seq - offset`` per partition when each partition's rows of the batch arrived at one
+    instant: ``spans`` is ``[(arrival, partition, first offset, last offset), ...]`` (an
+    arrival of None: not one instant). Partitions in order of (arrival, name), each taking the
+    numbers after the previous one's, from ``batch_id << 32`` + 1 as :meth:`BatchWork.seq_column`;
+    None when an arrival varies or the offsets span ``2**31`` numbers or more."""
+    if any(a is None for a, _, _, _ in spans):
+        return None
+    out, nxt = {}, 1
+    for _, p, lo, hi in sorted(spans, key=lambda s: (s[0], s[1])):
+        out[p] = batch_id * (1 << 32) + nxt - lo
+        nxt += hi - lo + 1
+    return out if nxt < (1 << 31) else None
+
+
 class BatchWork:
     def __init__(self, spark, batch_id: int, now: int, st: EngineState, window: WindowSpec | None,
                  after: tuple, env: Env, checkpoint: Checkpoint):
@@ -74,17 +89,29 @@ class BatchWork:
         order = Window.orderBy("_arr", "partition", "offset")
         return (F.row_number().over(order) + long_param(self.batch_id * (1 << 32))).cast("long")
 
-    def arrival_seq(self, rows: DataFrame, n_rows: int, before: tuple) -> tuple[DataFrame, Callable]:
+    def arrival_seq(self, rows: DataFrame, n_rows: int, before: tuple,
+                    spans: list | None = None) -> tuple[DataFrame, Callable]:
         """Arrival order for the windows: ``rows`` (the batch's source rows), and what
         :meth:`add_to_windows` applies to the stages' on-time output to give it ``_seq``.
 
-        A batch of at least ``SEQ_BROADCAST_MIN_ROWS`` rows numbers only ``(partition, offset,
-        _arr)`` in the one-partition window and joins them back by broadcast, so the documents
-        stay in their partitions (PROFILE.md); a smaller one numbers ``rows`` in place (no extra
-        job); the numbers are the same either way. With ``$unwind`` among the stages ``before``
-        the window (several documents of one source row) the stages' output is numbered itself."""
+        ``spans``: per watermark partition with data, ``(arrival, partition, first offset, last
+        offset)`` from the batch's statistics. When every partition's rows arrived at one instant
+        (a file's batch, a stream's shards), arrival order is (that instant, partition, offset),
+        so ``_seq`` is a base per partition plus the offset (:func:`seq_bases`): no job, no
+        shuffle, and for contiguous offsets the very numbers of :meth:`seq_column`. Else a batch
+        of at least ``SEQ_BROADCAST_MIN_ROWS`` rows numbers only ``(partition, offset, _arr)`` in
+        the one-partition window and joins them back by broadcast, so the documents stay in their
+        partitions (PROFILE.md); a smaller one numbers ``rows`` in place (no extra job); the
+        numbers are the same either way. With ``$unwind`` among the stages ``before`` the window
+        (several documents of one source row) the stages' output is numbered itself."""
         if any(st.name == "$unwind" for st in before):
             return rows, lambda good: good.withColumn("_seq", self.seq_column())
+        bases = seq_bases(spans, self.batch_id) if spans and defaults.SEQ_FROM_OFFSETS else None
+        if bases is not None:
+            names = F.array(*[F.lit(p) for p in bases]).cast("array<string>")
+            firsts = F.array(*[F.lit(b) for b in bases.values()]).cast("array<bigint>")
+            seq = F.element_at(firsts, F.array_position(names, F.col("partition")).cast("int")) + F.col("offset")
+            return rows.withColumn("_seq", seq.cast("long")), lambda good: good
         if n_rows < defaults.SEQ_BROADCAST_MIN_ROWS:
             return rows.withColumn("_seq", self.seq_column()), lambda good: good
         seqs = F.broadcast(rows.select("partition", "offset", "_arr").select(

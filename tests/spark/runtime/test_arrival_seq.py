@@ -42,11 +42,30 @@ def _run(stages):
 
 @pytest.mark.parametrize("name", ["group", "documents"])
 def test_broadcast_numbering_equals_in_place(name, monkeypatch):
+    """Numbers from the offsets (one arrival instant per partition and batch), from the window
+    in place, and from the window joined back by broadcast: the same results."""
+    by_offset = _run(PIPES[name])
+    monkeypatch.setattr(defaults, "SEQ_FROM_OFFSETS", False)
     small = _run(PIPES[name])
     monkeypatch.setattr(defaults, "SEQ_BROADCAST_MIN_ROWS", 0)
     big = _run(PIPES[name])
-    assert small.outputs and big.outputs == small.outputs
-    assert big.dlq == small.dlq
+    assert small.outputs and big.outputs == small.outputs == by_offset.outputs
+    assert big.dlq == small.dlq == by_offset.dlq
+
+
+def test_seq_bases_number_as_the_window_does():
+    """Per-partition bases: partitions in order of (arrival, name), each after the previous one's
+    offsets, from ``batch_id << 32`` + 1; none when a partition's arrival varies or the offsets
+    span too many numbers."""
+    from headrace.spark.runtime.batch import seq_bases
+
+    b = seq_bases([(5, "b", 10, 12), (5, "a", 0, 1), (4, "c", 7, 7)], 2)
+    base = 2 << 32
+    # c (arrival 4): 7 -> 1; a: 0, 1 -> 2, 3; b: 10..12 -> 4..6
+    assert {p: b[p] + off for p, off in [("c", 7), ("a", 0), ("a", 1), ("b", 10), ("b", 12)]}.keys() == {"a", "b", "c"}
+    assert [b["c"] + 7, b["a"], b["a"] + 1, b["b"] + 10, b["b"] + 12] == [base + 1, base + 2, base + 3, base + 4, base + 6]
+    assert seq_bases([(None, "a", 0, 3)], 0) is None
+    assert seq_bases([(1, "a", 0, 1 << 31)], 0) is None
 
 
 def test_unwind_before_the_window_numbers_each_unwound_document(monkeypatch):
