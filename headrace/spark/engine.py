@@ -268,6 +268,7 @@ class Processor:
             F.max(F.when(F.col("kind") == DATA, F.col("offset"))).alias("maxoff"),
             F.min(F.when(F.col("kind") == DATA, F.col("offset"))).alias("minoff"),
             F.min(F.when(F.col("kind") == DATA, F.col("_arr"))).alias("minarr"),
+            F.min(F.when(F.col("kind") == DATA, F.col("_et"))).alias("minet"),
             *([F.schema_of_variant_agg(F.when(F.col("kind") == DATA, F.col("doc"))).alias("schema")]
               if self._typed else []),
         ).collect()
@@ -310,7 +311,8 @@ class Processor:
                 else:
                     if doc_facts is not None:
                         work.fields = self._window_fields
-                    work.add_to_windows(data, w_prev, with_seq)
+                    min_et = min((r["minet"] for r in stats if r["minet"] is not None), default=None)
+                    work.add_to_windows(data, w_prev, with_seq, min_et)
 
         for r in stats:
             if r["n"]:

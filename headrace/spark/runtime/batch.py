@@ -118,8 +118,12 @@ class BatchWork:
             "partition", "offset", self.seq_column().alias("_seq")))
         return rows, lambda good: good.join(seqs, ["partition", "offset"])
 
-    def add_to_windows(self, work: DataFrame, w_prev: int | None, with_seq: Callable) -> None:
-        """The stages' output ``work`` into the windows; ``with_seq`` from :meth:`arrival_seq`."""
+    def add_to_windows(self, work: DataFrame, w_prev: int | None, with_seq: Callable,
+                       min_t: int | None = None) -> None:
+        """The stages' output ``work`` into the windows; ``with_seq`` from :meth:`arrival_seq`.
+        ``min_t``: the smallest event time of the batch's source rows (None: not known), which
+        the stages before the window do not change; when no row can be late against it
+        (:meth:`..windows.kind.WindowKind.none_late`), no late rows are looked for."""
         w, kind = self.w, self.kind
         self.add_rows(work.filter(F.col("_err").isNotNull()))
         proc_time = w.boundary == "processingTime"
@@ -129,7 +133,9 @@ class BatchWork:
         if w_prev is not None and not proc_time:
             frontier = w_prev - w.allowed_lateness_ms
             good = good.withColumn(FRONTIER, long_param(frontier))
-            late, good = kind.late(good, frontier, self.st)
+            late = None
+            if min_t is None or not kind.none_late(min_t, frontier):
+                late, good = kind.late(good, frontier, self.st)
             if late is not None:
                 self._piece(late, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
                                    "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),

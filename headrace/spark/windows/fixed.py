@@ -56,6 +56,10 @@ class FixedWindows(WindowKind):
         good = good.withColumn("_late", at_most(last_end, long_param(frontier)))
         return good.filter("_late"), good.filter(~F.col("_late"))
 
+    def none_late(self, min_t: int, frontier: int) -> bool:
+        # every window holding t ends after t: at t >= frontier one is still open
+        return min_t >= frontier
+
     def missed(self) -> Column:
         return self.starts()
 

@@ -26,6 +26,11 @@ class WindowKind(ABC):
         """``(late rows or None, on-time rows)`` of a batch, judged against ``frontier`` (``W -
         allowedLateness`` after the previous batch)."""
 
+    def none_late(self, min_t: int, frontier: int) -> bool:
+        """Whether no row of a batch whose smallest ``_t`` is ``min_t`` can be late against
+        ``frontier`` (then :meth:`late` need not run)."""
+        return False
+
     @abstractmethod
     def missed(self) -> Column:
         """The starts of the windows a late document at ``_t`` missed (``missedWindowStartTimes``)."""

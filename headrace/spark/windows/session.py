@@ -35,6 +35,10 @@ class SessionWindows(WindowKind):
         is_late = contains(late, F.col("_seq"))
         return good.filter(is_late), good.filter(~is_late)
 
+    def none_late(self, min_t: int, frontier: int) -> bool:
+        # late() looks only at rows with _t + gap <= frontier
+        return min_t + self.gap > frontier
+
     def missed(self) -> Column:
         return F.array(F.col("_t"))
 
