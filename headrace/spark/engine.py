@@ -368,20 +368,21 @@ class Processor:
         from .runtime.records import BatchInfo
         from .runtime.sinks import SinkPlan, write_batch
 
-        if not work.pieces:
+        pieces = [p for p in work.pieces if p is not None]
+        if not pieces:
             return {"output": 0, "dlq": 0, "late": 0, "jsonl_size": jsonl_size}
         info = BatchInfo(name=self.o.name, source_type=self.source_type, multi_partition=len(self.partitions) > 1,
                          now=work.now, stream_meta=self.p.options.stream_meta, add_ids=self.p.sink is not None,
                          batch_id=work.batch_id, run_id=self.checkpoints.run_id, guarantee=self.p.options.guarantee,
                          order=self._order)
         plan = SinkPlan(self.o.registry, self.p.sink, self.p.options.dlq)
-        records = work.pieces[0]
-        for piece in work.pieces[1:]:
+        records = pieces[0]
+        for piece in pieces[1:]:
             records = records.unionByName(piece)
         # without a window, the batch is one frame whose partitions are in the batch's order:
         # every partition writes its own documents (:mod:`.runtime.sinks`)
         res = write_batch(records, plan, info, jsonl_size, collect=bool(self.o.on_output or self.o.on_dlq),
-                          parallel=self.w is None and len(work.pieces) == 1, staging=self.hdir / "sink",
+                          parallel=self.w is None and len(pieces) == 1, staging=self.hdir / "sink",
                           batch_id=work.batch_id)
         if res.get("error"):
             raise ProcessorFailed(f"processor {self.o.name!r}: {res['error']}")

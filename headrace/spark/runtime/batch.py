@@ -68,19 +68,28 @@ class BatchWork:
         self.keep_raw = window is not None and not any(st.name in ("$group", "$count") for st in window.pipeline)
 
     # ---------------------------------------------------------------- what the batch writes
-    def _piece(self, df: DataFrame, cols: dict[str, Column]) -> None:
-        """Add rows to what the batch writes: ``cols`` over ``df``, the rest NULL, in order of step."""
-        cols = {"_ph": F.lit(len(self.pieces)), **cols}
-        self.pieces.append(df.select(*[cols[c].cast(t).alias(c) if c in cols else _null(c)
-                                       for c, t in _TYPES.items()]))
+    def _piece(self, df: DataFrame, cols: dict[str, Column], step: int | None = None) -> None:
+        """Add rows to what the batch writes: ``cols`` over ``df``, the rest NULL, in order of step
+        (``step``: a place kept earlier by :meth:`_keep_step`)."""
+        cols = {"_ph": F.lit(len(self.pieces) if step is None else step), **cols}
+        frame = df.select(*[cols[c].cast(t).alias(c) if c in cols else _null(c) for c, t in _TYPES.items()])
+        if step is None:
+            self.pieces.append(frame)
+        else:
+            self.pieces[step] = frame
 
-    def add_rows(self, df: DataFrame) -> None:
+    def _keep_step(self) -> int:
+        """A place among the batch's steps for rows added later (``None`` in :attr:`pieces` until then)."""
+        self.pieces.append(None)
+        return len(self.pieces) - 1
+
+    def add_rows(self, df: DataFrame, step: int | None = None) -> None:
         """Stage outputs and failures (outside windows), in the batch's row order. A failure's
         DLQ entry carries the original document (``_orig``), not the partly transformed one."""
         doc = F.when(F.col("_err").isNotNull(), F.col("_orig")).otherwise(F.col("doc"))
         self._piece(df, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
                          "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": doc,
-                         "raw": F.col("raw"), "_err": F.col("_err"), "_op": F.col("_op")})
+                         "raw": F.col("raw"), "_err": F.col("_err"), "_op": F.col("_op")}, step)
 
     # ---------------------------------------------------------------- documents into windows
     def seq_column(self) -> Column:
@@ -123,9 +132,22 @@ class BatchWork:
         """The stages' output ``work`` into the windows; ``with_seq`` from :meth:`arrival_seq`.
         ``min_t``: the smallest event time of the batch's source rows (None: not known), which
         the stages before the window do not change; when no row can be late against it
-        (:meth:`..windows.kind.WindowKind.none_late`), no late rows are looked for."""
+        (:meth:`..windows.kind.WindowKind.none_late`), no late rows are looked for.
+
+        The stages' failed rows go to the DLQ ahead of the late ones; the job that writes the
+        on-time rows into the state also counts them, and only when there are some does the
+        batch's sink job evaluate the stages again to find them."""
+        failed_step = self._keep_step()
+        failed = Observation()
+        self._add_on_time(work.observe(failed, F.count(F.when(F.col("_err").isNotNull(), 1)).alias("n")),
+                          w_prev, with_seq, min_t)
+        if failed.get["n"]:
+            self.add_rows(work.filter(F.col("_err").isNotNull()), failed_step)
+
+    def _add_on_time(self, work: DataFrame, w_prev: int | None, with_seq: Callable, min_t: int | None) -> None:
+        """:meth:`add_to_windows` without the failed rows: the late ones to the DLQ, the others
+        into the window state (one job)."""
         w, kind = self.w, self.kind
-        self.add_rows(work.filter(F.col("_err").isNotNull()))
         proc_time = w.boundary == "processingTime"
         good = work.filter(F.col("_err").isNull()).withColumn("_key", kind.key(self.env))
         good = with_seq(good.withColumn("_t", F.col("_arr") if proc_time else F.col("_et")))
