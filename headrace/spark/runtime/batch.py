@@ -59,7 +59,7 @@ class BatchWork:
         self.kind = window_kind(window) if window is not None else None
         # a window whose inner pipeline starts with a decomposable $group keeps partial aggregates
         self.partial = P.partial_plan(window) if window is not None else None
-        self.pieces: list[DataFrame] = []
+        self.pieces: list[DataFrame | None] = []     # None: a step kept for rows that did not come
         # the fields of the windows' documents still the source's, when a partial window may
         # read them with the batch's facts (values.facts); set by the engine
         self.fields = None
@@ -105,14 +105,15 @@ class BatchWork:
 
         ``spans``: per watermark partition with data, ``(arrival, partition, first offset, last
         offset)`` from the batch's statistics. When every partition's rows arrived at one instant
-        (a file's batch, a stream's shards), arrival order is (that instant, partition, offset),
-        so ``_seq`` is a base per partition plus the offset (:func:`seq_bases`): no job, no
-        shuffle, and for contiguous offsets the very numbers of :meth:`seq_column`. Else a batch
-        of at least ``SEQ_BROADCAST_MIN_ROWS`` rows numbers only ``(partition, offset, _arr)`` in
-        the one-partition window and joins them back by broadcast, so the documents stay in their
-        partitions (PROFILE.md); a smaller one numbers ``rows`` in place (no extra job); the
-        numbers are the same either way. With ``$unwind`` among the stages ``before`` the window
-        (several documents of one source row) the stages' output is numbered itself."""
+        (a file's batch; not a stream's shards, whose records keep their append instants), arrival
+        order is (that instant, partition, offset), so ``_seq`` is a base per partition plus the
+        offset (:func:`seq_bases`): no job, no shuffle, and for contiguous offsets the very
+        numbers of :meth:`seq_column`. Else a batch of at least ``SEQ_BROADCAST_MIN_ROWS`` rows
+        numbers only ``(partition, offset, _arr)`` in the one-partition window and joins them back
+        by broadcast, so the documents stay in their partitions (PROFILE.md); a smaller one
+        numbers ``rows`` in place (no extra job); the numbers are the same either way. With
+        ``$unwind`` among the stages ``before`` the window (several documents of one source row)
+        the stages' output is numbered itself."""
         if any(st.name == "$unwind" for st in before):
             return rows, lambda good: good.withColumn("_seq", self.seq_column())
         bases = seq_bases(spans, self.batch_id) if spans and defaults.SEQ_FROM_OFFSETS else None
