@@ -162,6 +162,15 @@ def get_spark(master: str | None = None, app: str = "headrace", jit: str | None 
              # a stage's class named without its stage number, which moves between one batch's
              # plans and the next's: the same code is the same class (runtime/params.py)
              .config("spark.sql.codegen.useIdInClassName", "false")
+             # a micro-batch's persisted source rows live for that batch only: choosing and
+             # applying a column encoding (dictionary, run-length...) for each cached batch was
+             # a third of building the cache, about 12% of a warm solar batch's executor CPU
+             .config("spark.sql.inMemoryColumnarStorage.compressed", "false")
+             # a window's partial $group has windows x keys groups per task (2,000 for solar's
+             # 100,000-line batch); past Spark's default of 128 the object aggregate sorts its
+             # rows instead of hashing them (PROFILE.md)
+             .config("spark.sql.objectHashAggregate.sortBased.fallbackThreshold",
+                     str(defaults.OBJECT_AGG_KEYS))
              .config("spark.sql.analyzer.maxIterations", "1000")
              .config("spark.sql.optimizer.maxIterations", "1000")
              # PySpark 4 records the Python call site of every Column function ("DataFrame

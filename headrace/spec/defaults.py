@@ -19,6 +19,7 @@ STREAM_META = True                    # sinks add _stream_meta
 GUARANTEE = "exactlyOnce"
 MAX_RECORDS_PER_BATCH = 100_000       # sources: cap per micro-batch
 CODEGEN_CACHE_ENTRIES = 400           # Spark's cache of compiled generated classes (default 100)
+OBJECT_AGG_KEYS = 16_384              # groups an object aggregate hashes per task before sorting (Spark: 128)
 #: the JVM's JIT compilers (``HEADRACE_JIT``): "full" is HotSpot's default (C1, then C2 for hot
 #: code: fastest once warm, seconds of compiler CPU per batch while warming); "quick" stops at C1
 #: (far less compiler CPU, generated code about 3x slower): for short runs (process, demo)
