@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -83,10 +85,35 @@ def _print_dlq(docs: list[dict]) -> None:
     out.flush()
 
 
+class _Terminated(BaseException):
+    """SIGTERM received: stop the run as Ctrl-C does."""
+
+
+@contextlib.contextmanager
+def _sigterm_stops():
+    """SIGTERM raises :class:`_Terminated` in the main thread while the run lasts."""
+    def handler(signum, frame):
+        raise _Terminated()
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:      # not the main thread (an embedding caller): keep its handling
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def cmd_process(args: argparse.Namespace) -> int:
+    """Run the pipeline and print its outputs and DLQ entries. Ctrl-C or SIGTERM stops it cleanly:
+    the query stops, ``--stats`` are printed (status ``STOPPED``) and the exit status is 130 or
+    143 (128 + the signal), as a shell reports a process ended by that signal."""
     from .launch import Prepared, start
 
     pipeline, registry = _load(args)  # refuses invalid input before Spark starts
+    code = 0
     with tempfile.TemporaryDirectory(prefix="headrace-process-") as tmp:
         ckpt = Path(args.checkpoint) if args.checkpoint else Path(tmp)
         # a finite ephemeral run is one batch job: C2's compiler CPU would never pay back
@@ -94,10 +121,16 @@ def cmd_process(args: argparse.Namespace) -> int:
         proc = start(Prepared(pipeline, registry), name=Path(args.pipeline).stem, checkpoint=ckpt,
                      on_output=_print_docs, on_dlq=_print_dlq, once=not args.checkpoint,
                      jit="quick" if quick else None)
-        stats = proc.run(duration_s=args.duration, limit=args.limit)
+        try:
+            with _sigterm_stops():
+                stats = proc.run(duration_s=args.duration, limit=args.limit)
+        except (KeyboardInterrupt, _Terminated) as stop:
+            code = 143 if isinstance(stop, _Terminated) else 130
+            proc.stop()         # run() stopped the query already, unless the signal came before it
+            stats = proc.stats()
     if args.stats:
         print(json.dumps(stats, indent=2), file=sys.stderr)
-    return 0
+    return code
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

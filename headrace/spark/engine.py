@@ -117,6 +117,11 @@ class Processor:
         self._once: DataFrame | None = None   # RunOptions.once: the one batch run() runs itself
 
     @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called (the run was ended by its caller, not by its input)."""
+        return self._stopping
+
+    @property
     def last_checkpoint(self) -> str | None:
         return self.checkpoints.last_saved
 

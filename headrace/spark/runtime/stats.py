@@ -24,7 +24,7 @@ def processor_stats(p: Any) -> dict:
                       "idle": ts.idle(name, ts.clock, pit) if ts.clock is not None else False})
     out = {
         "name": p.o.name,
-        "status": "FAILED" if p.error else ("STOPPED" if p.finished.is_set() else "STARTED"),
+        "status": "FAILED" if p.error else ("STOPPED" if p.finished.is_set() or p.stopped else "STARTED"),
         "inputMessageCount": p.counters["input"],
         "inputMessageSize": p.counters["inputBytes"],
         "outputMessageCount": p.counters["output"],
