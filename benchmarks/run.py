@@ -128,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
     ap.add_argument("--load-threshold", type=float, default=1.5)
     ap.add_argument("--max-wait", type=float, default=1200.0, help="seconds to wait for a quiet machine")
+    ap.add_argument("--max-run-wait", type=float, default=300.0,
+                    help="seconds to wait before each run for the previous run's load to fade")
     ap.add_argument("--profile", action="store_true", help="profile headrace on solar (see PROFILE.md) and exit")
     args = ap.parse_args(argv)
 
@@ -179,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
                     if idx == 1:
                         cell.append({"error": not_run[s]})
                     continue
-                la = load_now()
+                # every run starts on a quiet machine: the 1-minute load a run leaves behind
+                # takes about a minute to fall below the threshold
+                la = load_now() if args.no_wait else wait_quiet(args.load_threshold, args.max_run_wait)
                 log(f"{wl} run {idx}/{prof['runs']}: {s} (load {la})")
                 r = run_once(s, wl, idx, ds, prof, pythons[s], args.quick)
                 r["load_before"] = la

@@ -171,6 +171,12 @@ def get_spark(master: str | None = None, app: str = "headrace", jit: str | None 
              # rows instead of hashing them (PROFILE.md)
              .config("spark.sql.objectHashAggregate.sortBased.fallbackThreshold",
                      str(defaults.OBJECT_AGG_KEYS))
+             # finished executions, jobs, stages and tasks kept in the status store (its plans are
+             # large MQL trees): Spark's defaults grew the live heap 0.5 MB per micro-batch
+             .config("spark.sql.ui.retainedExecutions", str(defaults.STATUS_RETAINED["executions"]))
+             .config("spark.ui.retainedJobs", str(defaults.STATUS_RETAINED["jobs"]))
+             .config("spark.ui.retainedStages", str(defaults.STATUS_RETAINED["stages"]))
+             .config("spark.ui.retainedTasks", str(defaults.STATUS_RETAINED["tasks"]))
              .config("spark.sql.analyzer.maxIterations", "1000")
              .config("spark.sql.optimizer.maxIterations", "1000")
              # PySpark 4 records the Python call site of every Column function ("DataFrame

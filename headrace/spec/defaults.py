@@ -20,6 +20,11 @@ GUARANTEE = "exactlyOnce"
 MAX_RECORDS_PER_BATCH = 100_000       # sources: cap per micro-batch
 CODEGEN_CACHE_ENTRIES = 400           # Spark's cache of compiled generated classes (default 100)
 OBJECT_AGG_KEYS = 16_384              # groups an object aggregate hashes per task before sorting (Spark: 128)
+#: what Spark's status store keeps of finished work (its UI is off; ``statusTracker`` reads it):
+#: SQL executions, jobs, stages and tasks per stage. Spark keeps 1,000 / 1,000 / 1,000 / 100,000,
+#: which a processor's few executions per micro-batch reach in minutes: the driver's live heap
+#: grew 0.5 MB per batch until then (PROFILE.md)
+STATUS_RETAINED = {"executions": 50, "jobs": 100, "stages": 100, "tasks": 1_000}
 #: the JVM's JIT compilers (``HEADRACE_JIT``): "full" is HotSpot's default (C1, then C2 for hot
 #: code: fastest once warm, seconds of compiler CPU per batch while warming); "quick" stops at C1
 #: (far less compiler CPU, generated code about 3x slower): for short runs (process, demo)
