@@ -35,6 +35,7 @@ from pyspark.sql import functions as F
 from ..mql.expressions import is_constant
 from ..spec.stages import CountSpec, GroupSpec, LimitSpec, SortSpec
 from . import values as V
+from .ordering import flat, hash_hint, window_parts
 from .registry import ACCUMULATORS, Ctx, first_error, window_stage
 from .runtime.params import once
 from .stages.base import Env, current_env
@@ -236,7 +237,7 @@ def _finish_columns(accs: list, extras: list[str], ctx_factory: Callable[[Column
 def apply_group(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column], Ctx]) -> DataFrame:
     """``$group`` per window (see the module docstring)."""
     g = group_inputs(df, spec, ctx_factory)
-    aggs = [F.min("_seq").alias("_seq"), F.min_by("_gid", "_seq").alias("_id"),
+    aggs = [hash_hint(F.min("_seq")).alias("_seq"), F.min_by("_gid", "_seq").alias("_id"),
             F.lit(None).cast("string").alias("_rerr")]
     aggs += [F.min_by(c, "_seq").alias(c) for c in g.extras if c != "_op"]
     for _, pre, a in g.accs:
@@ -259,7 +260,7 @@ def apply_sort(df: DataFrame, spec: SortSpec, limit: int | None = None, known: d
     ``known``: top-level fields whose MQL type code is the same on every document that did not
     fail (:func:`known_after`)."""
     sort = spec.keys
-    w = Window.partitionBy("_w")
+    w = Window.partitionBy(*window_parts())
     ok = F.col("_err").isNull()
     keyed = df.withColumn("_top", F.max("_seq").over(w))
     known = known or {}
@@ -267,9 +268,9 @@ def apply_sort(df: DataFrame, spec: SortSpec, limit: int | None = None, known: d
     layers, keys = once(spec, f"sort_keys:{sorted(known.items())}", lambda: _sort_keys(sort, ok, known))
     for layer in layers:
         keyed = keyed.withColumns(layer)
-    for i, key in enumerate(keys):
-        keyed = keyed.withColumn(f"_k{i}", key)
-    order = [F.col(f"_k{i}").asc() if d > 0 else F.col(f"_k{i}").desc() for i, (_, d) in enumerate(sort)]
+    keyed = keyed.withColumns({f"_k{i}": key for i, key in enumerate(keys)})
+    types = keyed.schema      # the keys as their leaves: no struct comparisons (headrace.spark.ordering)
+    order = [o for i, (_, d) in enumerate(sort) for o in flat(F.col(f"_k{i}"), types[f"_k{i}"].dataType, d > 0)]
     # failed rows sort apart (their _seq is kept); the others get _top + their sort position
     pos = F.row_number().over(w.orderBy(ok.asc(), *order, F.col("_seq")))
     failed = F.sum(F.when(ok, 0).otherwise(1)).over(w)
@@ -320,7 +321,7 @@ def apply_limit(df: DataFrame, spec: LimitSpec) -> DataFrame:
     """``$limit`` per window: the first ``spec.n`` documents by ``_seq``."""
     ok, failed = _split(df)
     limit = spec.n
-    rn = F.row_number().over(Window.partitionBy("_w").orderBy("_seq"))
+    rn = F.row_number().over(Window.partitionBy(*window_parts()).orderBy("_seq"))
     out = ok.withColumn("_rn", rn).filter(F.col("_rn") <= F.lit(limit)).drop("_rn")
     return out.unionByName(failed)
 
@@ -330,7 +331,7 @@ def apply_count(df: DataFrame, spec: CountSpec) -> DataFrame:
     field = spec.field
     ok, failed = _split(df)
     extras = _extras(df)
-    aggs = [F.min("_seq").alias("_seq"), F.count(F.lit(1)).alias("_n")]
+    aggs = [hash_hint(F.min("_seq")).alias("_seq"), F.count(F.lit(1)).alias("_n")]
     aggs += [F.min_by(c, "_seq").alias(c) for c in extras]
     counted = ok.groupBy("_w").agg(*aggs)
     out = counted.select("_w", "_seq", V.make_object([(field, V.from_long(F.col("_n")))]).alias("doc"),

@@ -36,6 +36,7 @@ from pyspark.sql import functions as F
 
 from ...spec.model import WindowSpec
 from ...spec.stages import GroupSpec
+from ..ordering import hash_hint
 from ..runtime.params import contains, once
 from ..window_stages import window_env
 
@@ -111,7 +112,7 @@ def pre_aggregate(framed: DataFrame, plan: PartialPlan, fields: Any = None) -> D
 
     framed = framed.withColumns({"_err": F.lit(None).cast("string"), "_op": F.lit(None).cast("string")})
     g = group_inputs(framed, plan.group, _ctx_factory(), None if fields is None else source_doc(fields))
-    aggs = [F.min("_seq").alias("_seq"), F.max("_seq").alias("_smax"), F.count(F.lit(1)).alias("_n"),
+    aggs = [hash_hint(F.min("_seq")).alias("_seq"), F.max("_seq").alias("_smax"), F.count(F.lit(1)).alias("_n"),
             F.max("_t").alias("_tmax"), F.max("_arr").alias("_amax"), F.min_by("_gid", "_seq").alias("_id")]
     for _, pre, a in g.accs:
         p = a.partial
@@ -131,7 +132,7 @@ def merge(rows: DataFrame, plan: PartialPlan) -> DataFrame:
     accs = plan.accumulators()
     aggs, posts, names = once(accs, "merge", lambda: _merge_columns(accs))
     part, failed = rows.filter(F.col("_err").isNull()), rows.filter(F.col("_err").isNotNull())
-    merged = part.groupBy("_w", "_ws", "_gk").agg(*aggs)
+    merged = part.groupBy("_w", "_ws", "_gk").agg(hash_hint(F.min("_seq")).alias("_seq"), *aggs[1:])
     for cols in posts:
         merged = merged.withColumns(cols)
     types = rows.schema
