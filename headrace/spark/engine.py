@@ -50,7 +50,6 @@ from ..spec.model import Pipeline, WindowSpec
 from ..spec.stages import with_sink_targets
 from ..timing import PLUS_INF, TimeState
 from . import values as V
-from .ordering import INTERPRETED
 from .runtime.batch import BatchWork
 from .runtime.state import Checkpoint, EngineState, new_counters
 from .session import CodegenSwitch
@@ -288,7 +287,6 @@ class Processor:
         n_in = sum(r["n"] or 0 for r in stats)
         counters["input"] += n_in
         self._codegen.set(src.sparkSession, n_in)
-        INTERPRETED.set(not self._codegen.on)     # how this batch's plans order structs (.ordering)
         counters["inputBytes"] += sum(r["bytes"] or 0 for r in stats)
         counters["batches"] += 1
         w = self.w

@@ -25,7 +25,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-#: Whether the plans being built run without generated code (set by the engine per micro-batch).
+#: Whether the plans being built run without generated code (set per micro-batch by
+#: :meth:`headrace.spark.session.CodegenSwitch.set`).
 INTERPRETED: contextvars.ContextVar[bool] = contextvars.ContextVar("headrace_interpreted", default=False)
 
 

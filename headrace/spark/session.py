@@ -228,7 +228,12 @@ class CodegenSwitch:
         self.on: bool | None = None
 
     def set(self, spark, rows: int) -> None:
+        """Choose for a batch of ``rows`` input rows; the plans this thread builds next order
+        structs for that choice (:data:`.ordering.INTERPRETED`)."""
+        from .ordering import INTERPRETED
+
         on = rows >= codegen_min_rows()
+        INTERPRETED.set(not on)
         if on != self.on:
             use_codegen(spark, on)
             self.on = on
