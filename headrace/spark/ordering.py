@@ -5,7 +5,7 @@ compares two STRUCT values in interpreted mode (``PhysicalStructType.ordering`` 
 a cached value), and a micro-batch below ``CODEGEN_MIN_ROWS`` runs interpreted. The window
 stages group and order by structs (the window ``_w``, group keys, ``$sort`` keys), so a sort or
 a sort-based aggregate over them spent most of its time making those objects (PROFILE.md,
-2026-11-28 afternoon). Two ways around it, with the same results:
+2026-11-28, 11:45-13:20 UTC). Two ways around it, with the same results:
 
 - :func:`hash_hint`: an aggregate that makes Spark pick its object hash aggregate (grouping keys
   compared as bytes) instead of a sort-based one, which it picks when a buffer holds a VARIANT
