@@ -132,7 +132,8 @@ def merge(rows: DataFrame, plan: PartialPlan) -> DataFrame:
     accs = plan.accumulators()
     aggs, posts, names = once(accs, "merge", lambda: _merge_columns(accs))
     part, failed = rows.filter(F.col("_err").isNull()), rows.filter(F.col("_err").isNotNull())
-    merged = part.groupBy("_w", "_ws", "_gk").agg(hash_hint(F.min("_seq")).alias("_seq"), *aggs[1:])
+    # _seq's aggregate is built per batch: it carries the batch's ordering mode (..ordering)
+    merged = part.groupBy("_w", "_ws", "_gk").agg(hash_hint(F.min("_seq")).alias("_seq"), *aggs)
     for cols in posts:
         merged = merged.withColumns(cols)
     types = rows.schema
@@ -141,8 +142,9 @@ def merge(rows: DataFrame, plan: PartialPlan) -> DataFrame:
 
 
 def _merge_columns(accs: list) -> tuple[list[Column], list[dict[str, Column]], list[str]]:
-    """:func:`merge`'s aggregates, its steps after them and the accumulators' column names."""
-    aggs = [F.min("_seq").alias("_seq"), F.max("_smax").alias("_smax"), F.sum("_n").alias("_n"),
+    """:func:`merge`'s aggregates but ``_seq``'s, its steps after them and the accumulators'
+    column names."""
+    aggs = [F.max("_smax").alias("_smax"), F.sum("_n").alias("_n"),
             F.max("_tmax").alias("_tmax"), F.max("_amax").alias("_amax"), F.min_by("_id", "_seq").alias("_id")]
     names = []
     for _, pre, a in accs:
