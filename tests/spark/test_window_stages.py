@@ -258,7 +258,10 @@ CASES = {
         "top": {"$topN": {"output": "$i", "sortBy": {"k": 1}, "n": "$n"}},
         "bottom": {"$bottomN": {"output": "$i", "sortBy": {"k": 1}, "n": "$n"}},
         "bottomDesc": {"$bottomN": {"output": "$i", "sortBy": {"k": -1}, "n": "$n"}},
-        "b1": {"$bottom": {"output": "$i", "sortBy": {"k": 1}}}})]),
+        "b1": {"$bottom": {"output": "$i", "sortBy": {"k": 1}}},
+        "b1d": {"$bottom": {"output": "$i", "sortBy": {"k": -1}}},
+        "t1": {"$top": {"output": "$i", "sortBy": {"k": 1}}},
+        "t1d": {"$top": {"output": "$i", "sortBy": {"k": -1}}}})]),
   ],
   "typing": [
     # MongoDB typing and null/missing rules
@@ -510,6 +513,9 @@ def test_ties_follow_mongodb_implementation(res):
         assert doc["bottom"] == mongo_top_bottom(keys, n, bottom=True), (g, n, keys)
         assert doc["bottomDesc"] == mongo_top_bottom([-k for k in keys], n, bottom=True), (g, n, keys)
         assert doc["b1"] == mongo_top_bottom(keys, 1, bottom=True)[0], (g, keys)
+        assert doc["b1d"] == mongo_top_bottom([-k for k in keys], 1, bottom=True)[0], (g, keys)
+        assert doc["t1"] == mongo_top_bottom(keys, 1, bottom=False)[0], (g, keys)
+        assert doc["t1d"] == mongo_top_bottom([-k for k in keys], 1, bottom=False)[0], (g, keys)
 
 
 # ------------------------------------------------------------------ typing, null and missing

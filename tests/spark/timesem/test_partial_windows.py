@@ -27,7 +27,8 @@ GROUP = {"$group": {
     "n": {"$count": {}}, "ts": {"$push": "$t"}, "first": {"$first": "$t"}, "last": {"$last": "$p"},
     "sum": {"$sum": {"$mod": [{"$toLong": {"$toDate": "$t"}}, 7000]}}, "avg": {"$avg": 1.5},
     "min": {"$min": "$t"}, "max": {"$max": "$p"}, "parts": {"$addToSet": "$p"},
-    "top": {"$top": {"sortBy": {"p": 1}, "output": "$t"}}, "bottom2": {"$bottomN": {"n": 2, "sortBy": {"p": 1}, "output": "$t"}},
+    "top": {"$top": {"sortBy": {"p": 1}, "output": "$t"}}, "bottom": {"$bottom": {"sortBy": {"p": -1}, "output": "$t"}},
+    "bottom2": {"$bottomN": {"n": 2, "sortBy": {"p": 1}, "output": "$t"}},
     "last2": {"$lastN": {"n": 2, "input": "$t"}}, "sd": {"$stdDevPop": {"$toLong": {"$toDate": "$t"}}},
     "m": {"$mergeObjects": {"$cond": [{"$eq": ["$p", "p0"]}, {"a": "$t"}, {"b": "$t"}]}}}}
 
