@@ -77,6 +77,9 @@ class GroupInputs:
     accs: list[tuple[str, str, Any]]     # (field, column prefix, Accumulator)
     extras: list[str]
     typed: dict                          # input column -> the column of its typed read (values.facts)
+    # the group's _id over a grouped row (from _gk, or the constant), when the key holds it whole:
+    # no min_by of a VARIANT, whose buffer keeps Spark from hash-aggregating
+    id_of_key: Column | None = None
 
 
 def group_inputs(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column], Ctx],
@@ -102,7 +105,7 @@ def group_inputs(df: DataFrame, spec: GroupSpec, ctx_factory: Callable[[Column],
         rows = rows.filter(c.doc_err.isNull())
     if c.gc is not None:
         rows = rows.withColumn("_gc", c.gc)
-    return GroupInputs(rows.withColumn("_gk", c.gk).drop("_gc"), id_failed, c.accs, extras, c.typed)
+    return GroupInputs(rows.withColumn("_gk", c.gk).drop("_gc"), id_failed, c.accs, extras, c.typed, c.id_of_key)
 
 
 @dataclass
@@ -117,6 +120,7 @@ class _GroupColumns:
     gc: Column | None        # the type code of _gid (column _gc), which gk reads
     accs: list
     typed: dict              # input column -> the column of its typed read
+    id_of_key: Column | None = None   # _id from the group's _gk alone, when it holds the whole value
 
 
 def _group_columns(spec: GroupSpec, ctx_factory: Callable[[Column], Ctx], extras: list[str],
@@ -159,7 +163,8 @@ def _group_columns(spec: GroupSpec, ctx_factory: Callable[[Column], Ctx], extras
     gid_col = V.same_type(F.col("_gid"), gid.value)
     gk = F.lit(0) if const else V.group_key_coded(gid_col, F.col("_gc"))
     return _GroupColumns(cols, derived, first_error(*checks) if checks else F.lit(None).cast("string"),
-                         doc_err, gk, None if const else V.type_code(gid_col), accs, typed)
+                         doc_err, gk, None if const else V.type_code(gid_col), accs, typed,
+                         F.coalesce(gid.value, V.NULL) if const else V.id_of_group_key(gid_col, F.col("_gk")))
 
 
 def _named(err: Column | None, where: str) -> Column | None:

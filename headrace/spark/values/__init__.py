@@ -97,7 +97,8 @@ from .base import (CODE, NUMBER_CODES, RANKS, TYPE_NAMES, const_of, from_double,
 # for the hoister and the typed-value helpers of the expression compiler
 from .base import _tvg, derived, hoisted_ref, is_known, known, known_type, same_type, typed_read  # noqa: F401
 from .build import array_elems, lit_value, make_array, make_object, object_entries, to_variant
-from .order import compare, compare_coded, equal, group_key_coded, sort_key, sort_key_coded, sort_key_scalar
+from .order import (compare, compare_coded, equal, group_key_coded, id_of_group_key, sort_key, sort_key_coded,
+                    sort_key_scalar)
 from .paths import get_path, project_value, set_fields, unset_fields
 from .types import _code_of, _num_double  # noqa: F401
 from .types import bin_bytes, bin_key, bin_subtype, ts_parts
@@ -111,7 +112,7 @@ __all__ = [
     "is_null_or_missing", "is_number", "is_string", "is_date", "is_array", "is_object",
     "is_bool", "as_double", "as_long", "as_string", "as_bool_raw", "as_timestamp", "truthy",
     "get_path", "array_elems", "make_array", "make_object", "set_fields", "unset_fields",
-    "compare", "equal", "sort_key", "group_key_coded", "project_value", "as_decimal", "as_integral", "is_integer", "is_object_raw",
+    "compare", "equal", "sort_key", "group_key_coded", "id_of_group_key", "project_value", "as_decimal", "as_integral", "is_integer", "is_object_raw",
     "object_entries", "oid_hex", "variant_path", "from_double", "from_long", "RANKS",
     "let", "let_many", "is_simple", "type_code", "TYPE_NAMES", "CODE", "NUMBER_CODES", "rank_of_code",
     "sort_key_coded", "sort_key_scalar", "compare_coded", "const_of", "bin_bytes", "bin_subtype", "bin_key", "ts_parts",

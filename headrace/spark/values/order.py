@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from .base import CODE, NUMBER_CODES, _get, _tvg, known_type, let, let_many
+from .base import CODE, NUMBER_CODES, _const, _get, _tvg, known_type, let, let_many
 from .build import array_elems
 from .types import _code_of, _num_double, bin_key, rank_of_code, ts_parts
 
@@ -124,6 +124,19 @@ def equal(a: Column, b: Column) -> Column:
 
 
 _TWO63 = float(2**63)
+
+
+def id_of_group_key(x: Column, key: Column) -> Column | None:
+    """The value :func:`group_key_coded` of ``x`` made ``key`` from, read back from ``key``
+    alone: for ``x`` of known type int, string or boolean, whose keys are the tagged text
+    ``f`` (the same VARIANT bytes as ``x``'s value: a null for ``z``); else None."""
+    kind = known_type(x)
+    if kind not in (CODE["int"], CODE["string"], CODE["bool"]):
+        return None
+    f = key["f"]
+    text = F.substring(f, 2, 1 << 30)
+    value = {CODE["int"]: text.cast("bigint"), CODE["string"]: text, CODE["bool"]: text == F.lit("true")}[kind]
+    return F.when(f == F.lit("z"), _const("NULL")).otherwise(value.cast("variant"))
 
 
 def group_key_coded(x: Column, c: Column) -> Column:

@@ -113,12 +113,16 @@ def pre_aggregate(framed: DataFrame, plan: PartialPlan, fields: Any = None) -> D
     framed = framed.withColumns({"_err": F.lit(None).cast("string"), "_op": F.lit(None).cast("string")})
     g = group_inputs(framed, plan.group, _ctx_factory(), None if fields is None else source_doc(fields))
     aggs = [hash_hint(F.min("_seq")).alias("_seq"), F.max("_seq").alias("_smax"), F.count(F.lit(1)).alias("_n"),
-            F.max("_t").alias("_tmax"), F.max("_arr").alias("_amax"), F.min_by("_gid", "_seq").alias("_id")]
+            F.max("_t").alias("_tmax"), F.max("_arr").alias("_amax")]
+    if g.id_of_key is None:
+        aggs.append(F.min_by("_gid", "_seq").alias("_id"))
     for _, pre, a in g.accs:
         p = a.partial
         aggs += [fn(_typed_ref(pre, a.inputs, g.typed)).alias(pre + n) for n, fn in (p.aggs or a.aggs).items()]
-    rows = g.rows.groupBy("_w", "_gk").agg(*aggs).withColumns(
-        {"doc": F.lit(None).cast("variant"), "_err": F.lit(None).cast("string")})
+    rows = g.rows.groupBy("_w", "_gk").agg(*aggs)
+    if g.id_of_key is not None:     # read back from the key: no VARIANT in the buffers (a hash aggregate)
+        rows = rows.withColumn("_id", g.id_of_key)
+    rows = rows.withColumns({"doc": F.lit(None).cast("variant"), "_err": F.lit(None).cast("string")})
     if g.failed is not None:
         failed = g.failed.select("_w", "_seq", F.col("_seq").alias("_smax"), F.lit(1).cast("bigint").alias("_n"),
                                  F.col("_t").alias("_tmax"), F.col("_arr").alias("_amax"), "doc", "_err")

@@ -65,6 +65,13 @@ WINDOW = [
 ]
 
 
+def _keyed(key: str) -> list:
+    """A window grouping by ``key``: with the facts, an int, string or boolean key's partial
+    rows read ``_id`` back from the group key (no ``min_by`` of a VARIANT)."""
+    return [{"$tumblingWindow": {"interval": {"size": 10, "unit": "second"}, "pipeline": [
+        {"$group": {"_id": key, "n": {"$count": {}}, "s": {"$sum": "$n"}}}, {"$sort": {"_id": 1}}]}}]
+
+
 def _pipeline(stages: list) -> list:
     return [{"$source": {"documents": _docs(), "timeField": {"$toDate": "$t"},
                          "replay": {"arrivalField": "arrival"}}}, *stages]
@@ -79,7 +86,8 @@ def _both(monkeypatch, stages):
     return runs
 
 
-@pytest.mark.parametrize("stages", [STATELESS, WINDOW, [STATELESS[0]] + WINDOW], ids=["stateless", "window", "match+window"])
+@pytest.mark.parametrize("stages", [STATELESS, WINDOW, [STATELESS[0]] + WINDOW, _keyed("$obs.t"), _keyed("$flag")],
+                         ids=["stateless", "window", "match+window", "int-key", "bool-key"])
 def test_fast_path_results_equal_the_generic_path(spark, monkeypatch, stages):
     fast, generic = _both(monkeypatch, stages)
     assert generic.outputs, "the pipeline has outputs"
@@ -110,3 +118,33 @@ def test_known_paths_compile_without_the_type_dispatch(spark):
         compile_query(query, Ctx(root=source_doc(SourceFields(frozenset({"a"})))))
     assert ("a", "int") not in log
     assert V.known_type(V.same_type(F.col("x"), F.col("y"))) is None
+
+
+
+@pytest.mark.parametrize("values", [["a", "b", None], [3, -2**40, None], [True, False]], ids=["string", "int", "bool"])
+def test_partial_rows_of_a_typed_key_hash_aggregate(spark, values):
+    """A window's partial rows grouped by a key of known int, string or boolean type take
+    ``_id`` from the group key: the aggregate is a hash aggregate (no VARIANT buffer), and
+    ``_id`` is each group's value, a null for a null or missing key."""
+    from headrace.spark.ctxvar import bound
+    from headrace.spark.docs import from_variant
+    from headrace.spark.ordering import INTERPRETED
+    from headrace.spark.windows import partial as P
+    from headrace.spec import parse_pipeline
+
+    docs = [{} if v is None and rep == 0 else {"k": v} for rep in range(3) for v in values]
+    df = spark.createDataFrame([(i + 1, ejson.dumps(d)) for i, d in enumerate(docs)], "_seq long, j string").select(
+        F.struct(F.timestamp_millis(F.lit(0)).alias("start"), F.timestamp_millis(F.lit(10_000)).alias("end"),
+                 F.lit("").alias("key")).alias("_w"), "_seq", F.parse_json("j").alias("doc"),
+        F.lit(0).cast("long").alias("_t"), F.lit(0).cast("long").alias("_arr"))
+    facts = DocFacts.from_schemas([df.agg(F.schema_of_variant_agg("doc")).collect()[0][0]])
+    win = parse_pipeline({"pipeline": [{"$source": {"documents": [{"a": 1}]}}, {"$tumblingWindow": {
+        "interval": {"size": 10, "unit": "second"}, "pipeline": [{"$group": {"_id": "$k", "n": {"$count": {}}}}]}}]})
+    plan = P.partial_plan(win.window)
+    with batch_facts(facts), bound(INTERPRETED, False):   # a batch of this thread may have left it set
+        out = P.pre_aggregate(df, plan, SourceFields())
+    physical = out._jdf.queryExecution().executedPlan().toString()
+    assert "HashAggregate" in physical and "SortAggregate" not in physical and "ObjectHashAggregate" not in physical
+    count = next(c for c in out.columns if c.startswith("_a0_"))
+    got = sorted(repr((from_variant(r["_id"]), r[count])) for r in out.collect())
+    assert got == sorted(repr((v, 3)) for v in values)
