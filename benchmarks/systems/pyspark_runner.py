@@ -7,7 +7,7 @@ emitted once the watermark passes its end); results are collected in ``foreachBa
 to a JSON-lines file (q5's top auction per window is picked there: every (window, auction) count
 of a window is finalised in the same micro-batch). The pass-through writes with Spark's JSON
 writer from ``foreachBatch``. Session settings mirror headrace's (``local[*]``, 2 GB driver,
-4 shuffle partitions, UTC); the state store is Spark's default.
+as many shuffle partitions as the machine has cores, UTC); the state store is Spark's default.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def main() -> None:
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.sql.shuffle.partitions", str(cfg.get("shuffle_partitions", 4)))
+             .config("spark.sql.shuffle.partitions", str(cfg.get("shuffle_partitions", max(1, os.cpu_count() or 1))))
              .config("spark.driver.memory", cfg.get("driver_memory", "2g"))
              .config("spark.sql.adaptive.enabled", "false")
              .getOrCreate())

@@ -115,6 +115,21 @@ def gc_options() -> str:
     return _jvm_mode("HEADRACE_GC", mode, defaults.GC_MODES, "GC_MODE_UNKNOWN")
 
 
+def shuffle_partitions(master: str) -> int:
+    """``HEADRACE_SHUFFLE_PARTITIONS`` when set; else the cores of a local master (``local[*]``:
+    the machine's), so a small micro-batch's shuffles run one wave of tasks (a 5,000-line
+    windowed batch took 1.5 s with 2 partitions against 1.73 s with 4 on 2 cores: PROFILE.md);
+    else :data:`~headrace.spec.defaults.SHUFFLE_PARTITIONS`."""
+    env = os.environ.get("HEADRACE_SHUFFLE_PARTITIONS")
+    if env:
+        return int(env)
+    m = re.fullmatch(r"local\[(\*|\d+)(?:,\s*\d+)?\]|local", master.strip())
+    if m is None:
+        return defaults.SHUFFLE_PARTITIONS
+    n = m.group(1) if m.group(1) is not None else "1"
+    return max(1, os.cpu_count() or 1) if n == "*" else max(1, int(n))
+
+
 def get_spark(master: str | None = None, app: str = "headrace", jit: str | None = None):
     """The process-wide SparkSession (created once; ~6 s). ``jit``: the JIT mode this kind of
     run prefers (:func:`jit_options`; only the first call, which starts the JVM, uses it)."""
@@ -135,7 +150,7 @@ def get_spark(master: str | None = None, app: str = "headrace", jit: str | None 
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.sql.shuffle.partitions", os.environ.get("HEADRACE_SHUFFLE_PARTITIONS", "4"))
+             .config("spark.sql.shuffle.partitions", str(shuffle_partitions(master)))
              .config("spark.sql.streaming.stateStore.providerClass",
                      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
              .config("spark.sql.execution.arrow.pyspark.enabled", "true")

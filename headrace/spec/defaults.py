@@ -37,6 +37,7 @@ JIT_MODES = {"full": "", "quick": " -XX:TieredStopAtLevel=1"}
 GC = "parallel"
 GC_MODES = {"parallel": " -XX:+UseParallelGC", "g1": " -XX:+UseG1GC", "serial": " -XX:+UseSerialGC"}
 CODEGEN_MIN_ROWS = 20_000             # micro-batches with fewer input rows run without generated code
+SHUFFLE_PARTITIONS = 4                # Spark shuffle partitions on a cluster master (local masters: their cores)
 SEQ_BROADCAST_MIN_ROWS = 20_000       # windowed micro-batches with fewer rows number arrival order in place
 SEQ_FROM_OFFSETS = True               # ... unless each partition's rows arrived at one instant: base + offset
 TRIGGER_INTERVAL_MS = 0               # micro-batch trigger (0 = as fast as possible)
