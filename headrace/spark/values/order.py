@@ -126,17 +126,27 @@ def equal(a: Column, b: Column) -> Column:
 _TWO63 = float(2**63)
 
 
+#: The known types whose :func:`group_key_coded` key is its tag and text alone: (tag, Spark type).
+_TAGGED_KINDS = {CODE["int"]: ("n", "bigint"), CODE["string"]: ("s", "string"), CODE["bool"]: ("b", "boolean")}
+_NULL_TAG = "z"      # null and missing
+
+
+def _tag(kind: str) -> str:
+    """The tag of MQL type ``kind``'s keys, in the typed and the generic :func:`group_key_coded` alike
+    (keys of batches with and without the facts meet when partial rows merge)."""
+    return _TAGGED_KINDS[CODE[kind]][0]
+
+
 def id_of_group_key(x: Column, key: Column) -> Column | None:
     """The value :func:`group_key_coded` of ``x`` made ``key`` from, read back from ``key``
-    alone: for ``x`` of known type int, string or boolean, whose keys are the tagged text
-    ``f`` (the same VARIANT bytes as ``x``'s value: a null for ``z``); else None."""
-    kind = known_type(x)
-    if kind not in (CODE["int"], CODE["string"], CODE["bool"]):
+    alone: for ``x`` of a known type in :data:`_TAGGED_KINDS`, whose keys are the tagged text
+    ``f`` (the same VARIANT bytes as ``x``'s value: a null for the null tag); else None."""
+    kind = _TAGGED_KINDS.get(known_type(x))
+    if kind is None:
         return None
     f = key["f"]
-    text = F.substring(f, 2, 1 << 30)
-    value = {CODE["int"]: text.cast("bigint"), CODE["string"]: text, CODE["bool"]: text == F.lit("true")}[kind]
-    return F.when(f == F.lit("z"), _const("NULL")).otherwise(value.cast("variant"))
+    value = F.substring(f, 2, 1 << 30).cast(kind[1])
+    return F.when(f == F.lit(_NULL_TAG), _const("NULL")).otherwise(value.cast("variant"))
 
 
 def group_key_coded(x: Column, c: Column) -> Column:
@@ -149,11 +159,10 @@ def group_key_coded(x: Column, c: Column) -> Column:
     every other value gets a NULL ``f`` and its :func:`sort_key` as ``k``. No lambda on the path
     of the common keys (Spark evaluates what is under a lambda interpreted), and a short string
     hashes faster than :func:`sort_key`'s struct."""
-    one_kind = {CODE["int"]: ("n", "bigint"), CODE["string"]: ("s", "string"), CODE["bool"]: ("b", "boolean")}
-    if known_type(x) in one_kind:     # the typed fast path: the tag and text of the one kind
-        tag, type_ = one_kind[known_type(x)]
+    if known_type(x) in _TAGGED_KINDS:     # the typed fast path: the tag and text of the one kind
+        tag, type_ = _TAGGED_KINDS[known_type(x)]
         text = _tvg(x, type_).cast("string")
-        f = F.when(c.isin(CODE["missing"], CODE["null"]), F.lit("z")).otherwise(F.concat(F.lit(tag), text))
+        f = F.when(c.isin(CODE["missing"], CODE["null"]), F.lit(_NULL_TAG)).otherwise(F.concat(F.lit(tag), text))
         # k is never needed: a NULL of its type (no tree for Spark to analyse and fold away)
         k = _type_of("key", lambda: sort_key_coded(F.lit(None).cast("variant"), F.lit(CODE["null"])))
         return F.struct(f.alias("f"), F.lit(None).cast(k).alias("k"))
@@ -163,8 +172,8 @@ def group_key_coded(x: Column, c: Column) -> Column:
     dec = F.when(c == CODE["decimal"], _tvg(x, "decimal(38,18)"))     # NULL beyond DECIMAL(38,18), as in sort_key
     in_long = (dec >= F.lit(-(2**63)).cast("decimal(38,18)")) & (dec <= F.lit(2**63 - 1).cast("decimal(38,18)"))
     whole_dec = F.when((dec % F.lit(1) == F.lit(0)) & in_long, dec.cast("bigint"))
-    f = (F.when(c.isin(CODE["missing"], CODE["null"]), F.lit("z"))
-         .when(c == CODE["string"], F.concat(F.lit("s"), _tvg(x, "string")))
-         .when(c == CODE["bool"], F.concat(F.lit("b"), _tvg(x, "boolean").cast("string")))
-         .otherwise(F.concat(F.lit("n"), F.coalesce(i, whole, whole_dec).cast("string"))))
+    f = (F.when(c.isin(CODE["missing"], CODE["null"]), F.lit(_NULL_TAG))
+         .when(c == CODE["string"], F.concat(F.lit(_tag("string")), _tvg(x, "string")))
+         .when(c == CODE["bool"], F.concat(F.lit(_tag("bool")), _tvg(x, "boolean").cast("string")))
+         .otherwise(F.concat(F.lit(_tag("int")), F.coalesce(i, whole, whole_dec).cast("string"))))
     return F.struct(f.alias("f"), F.when(f.isNull(), sort_key_coded(x, c)).alias("k"))

@@ -120,7 +120,6 @@ def test_known_paths_compile_without_the_type_dispatch(spark):
     assert V.known_type(V.same_type(F.col("x"), F.col("y"))) is None
 
 
-
 @pytest.mark.parametrize("values", [["a", "b", None], [3, -2**40, None], [True, False]], ids=["string", "int", "bool"])
 def test_partial_rows_of_a_typed_key_hash_aggregate(spark, values):
     """A window's partial rows grouped by a key of known int, string or boolean type take
