@@ -49,6 +49,7 @@ from ..spec import defaults
 from ..spec.model import Pipeline, WindowSpec
 from ..spec.stages import with_sink_targets
 from ..timing import PLUS_INF, TimeState
+from . import planners
 from . import values as V
 from .runtime.batch import BatchWork
 from .runtime.state import Checkpoint, EngineState, new_counters
@@ -115,6 +116,7 @@ class Processor:
         self._window_fields = (source_fields_after(self.p.before, self.p.source.ts_field_name)
                                if self.w is not None else None)
         self._once: DataFrame | None = None   # RunOptions.once: the one batch run() runs itself
+        self._planning = False                # counted among the queries starting (.planners)
 
     @property
     def stopped(self) -> bool:
@@ -132,10 +134,20 @@ class Processor:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "Processor":
+        """Start the streaming query (or prepare the one batch of ``RunOptions.once``). Until its
+        first micro-batch completes, the query counts among those starting (:mod:`.planners`)."""
+        planners.starting()
+        self._planning = True
+        try:
+            return self._start()
+        except BaseException:
+            self._planned()
+            raise
+
+    def _start(self) -> "Processor":
+        from .runtime.dedup import make_dedup
         from .runtime.sources import SourceContext, open_source
         from .session import get_spark
-
-        from .runtime.dedup import make_dedup
 
         spark = get_spark(self.o.spark_master)
         self.dedup = make_dedup(self.p, self.hdir)
@@ -197,9 +209,17 @@ class Processor:
     def _interrupted(self, exc: Any) -> bool:
         return self._stopping and "InterruptedException" in str(exc)
 
+    def _planned(self) -> None:
+        """The query is past its start: Spark's planner processes may go (:mod:`.planners`)."""
+        with self._lock:
+            was, self._planning = self._planning, False
+        if was:
+            planners.started()
+
     def stop(self) -> None:
         """Stop the query; a micro-batch it interrupts is re-run from the checkpoint next time."""
         self._stopping = True
+        self._planned()
         if self.query is not None and self.query.isActive:
             try:
                 self.query.stop()
@@ -216,6 +236,7 @@ class Processor:
                 self.error = exc
             raise
         else:
+            self._planned()
             if ended:
                 self.finished.set()
         finally:

@@ -1,0 +1,33 @@
+"""Spark's Python data source planner workers (:mod:`headrace.spark.planners`) are stopped once a
+query is past its first micro-batch, and Spark forks new ones for the next query."""
+from __future__ import annotations
+
+import pytest
+
+from headrace.spark.planners import planner_pids
+from headrace.testing import run_pipeline
+
+pytestmark = pytest.mark.spark
+
+DOCS = [{"a": i} for i in range(5)]
+PIPELINE = [{"$match": {"a": {"$gte": 2}}}, {"$project": {"_id": 0, "a": 1}}]
+
+
+def _run(tmp_path, name: str) -> list:
+    # a checkpoint makes it a streaming query over the inline documents' Python data source
+    res = run_pipeline(PIPELINE, DOCS, checkpoint=tmp_path / name)
+    return sorted(d["a"] for d in res.outputs)
+
+
+def test_planners_stop_after_the_first_batch_and_come_back_for_the_next_query(tmp_path, monkeypatch):
+    monkeypatch.setenv("HEADRACE_KEEP_PLANNERS", "1")
+    assert _run(tmp_path, "kept") == [2, 3, 4]
+    assert planner_pids(), "the planner workers of a started query are found"
+
+    monkeypatch.delenv("HEADRACE_KEEP_PLANNERS")
+    assert _run(tmp_path, "stopped") == [2, 3, 4]
+    assert planner_pids() == []
+
+    # the next query needs them again: their daemons fork new ones
+    assert _run(tmp_path, "again") == [2, 3, 4]
+    assert planner_pids() == []
