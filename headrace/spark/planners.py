@@ -3,10 +3,9 @@
 Spark plans a Python data source (``spark.readStream.format(...)``, :mod:`.runtime.sources`) in
 Python processes of its own, kept for the life of the session: per step (looking the source up,
 creating it, planning its read) a daemon (``pyspark.daemon pyspark.sql.worker.*``) and an idle
-worker forked from it; stopping the three workers saves about 85 MB (PROFILE.md). A running query no
-longer uses them: the streaming source runner plans each micro-batch. So once every processor
-of this process that is starting has completed its first micro-batch (or stopped), the idle
-workers are stopped (SIGTERM). The next query that needs one finds it dead, has its daemon
+worker forked from it. A running query no longer uses them (the streaming source runner plans
+each micro-batch), so once every processor of this process that is starting has completed its
+first micro-batch (or stopped), the idle workers are stopped (SIGTERM; about 85 MB, PROFILE.md). The next query that needs one finds it dead, has its daemon
 (still running) reap it and forks a new one. The daemons themselves stay: Spark cannot restart
 a planner daemon that is gone (its next request fails with ``IOException: Stream closed``).
 ``HEADRACE_KEEP_PLANNERS=1`` keeps the workers.
@@ -32,7 +31,7 @@ def starting() -> None:
 
 def started() -> int:
     """A processor counted by :func:`starting` completed its first micro-batch or stopped; when
-    none is starting any more, stop the planner processes. Returns how many were stopped."""
+    none is starting any more, stop the idle planner workers. Returns how many were signalled."""
     global _starting
     with _lock:
         _starting = max(0, _starting - 1)
