@@ -5,9 +5,10 @@ Python processes of its own, kept for the life of the session: per step (looking
 creating it, planning its read) a daemon (``pyspark.daemon pyspark.sql.worker.*``) and an idle
 worker forked from it. A running query no longer uses them (the streaming source runner plans
 each micro-batch), so once every processor of this process that is starting has completed its
-first micro-batch (or stopped), the idle workers are stopped (SIGTERM; about 85 MB, PROFILE.md). The next query that needs one finds it dead, has its daemon
-(still running) reap it and forks a new one. The daemons themselves stay: Spark cannot restart
-a planner daemon that is gone (its next request fails with ``IOException: Stream closed``).
+first micro-batch (or stopped), the idle workers are stopped (SIGTERM; about 85 MB, PROFILE.md).
+The next query that needs one finds it dead, has its daemon (still running) reap it and forks a
+new one. The daemons themselves stay: Spark cannot restart a planner daemon that is gone (its
+next request fails with ``IOException: Stream closed``).
 ``HEADRACE_KEEP_PLANNERS=1`` keeps the workers.
 """
 from __future__ import annotations
