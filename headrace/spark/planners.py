@@ -18,7 +18,7 @@ import signal
 import threading
 from pathlib import Path
 
-_MARK = "pyspark.sql.worker."
+_MARK = b"pyspark.sql.worker."
 _lock = threading.Lock()
 _starting = 0
 
@@ -41,36 +41,35 @@ def started() -> int:
         return stop_planners()
 
 
-def planner_pids(root: int | None = None, workers: bool = True) -> list[int]:
-    """The planner workers (``workers``; else their daemons) among the descendants of ``root``
-    (this process); none where ``/proc`` cannot be read."""
-    root = os.getpid() if root is None else root
+def planner_pids() -> list[int]:
+    """The planner workers among this process's descendants: ``pyspark.daemon
+    pyspark.sql.worker.*`` processes whose parent is such a daemon (a daemon's forked workers
+    share its command line). None where ``/proc`` cannot be read."""
     parent: dict[int, int] = {}
-    planners = []
+    planners: set[int] = set()
     try:
-        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+        entries = [int(e) for e in os.listdir("/proc") if e.isdigit()]
     except OSError:
         return []
-    for e in entries:
+    for pid in entries:
         try:
-            stat = Path(f"/proc/{e}/stat").read_text()
-            parent[int(e)] = int(stat.rsplit(")", 1)[1].split()[1])
-            cmd = Path(f"/proc/{e}/cmdline").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            parent[pid] = int(stat.rsplit(")", 1)[1].split()[1])
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except (OSError, ValueError, IndexError):
             continue
-        if b"pyspark.daemon" in cmd and any(a.startswith(_MARK.encode()) for a in cmd):
-            planners.append(int(e))
-
-    def below_root(pid: int) -> bool:
-        seen = set()
-        while pid in parent and pid not in seen:
-            seen.add(pid)
-            pid = parent[pid]
-            if pid == root:
-                return True
-        return False
-    # a daemon's forked workers share its command line
-    return [p for p in planners if below_root(p) and (parent.get(p) in planners) == workers]
+        if b"pyspark.daemon" in cmd and any(a.startswith(_MARK) for a in cmd):
+            planners.add(pid)
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    below, todo = set(), [os.getpid()]
+    while todo:
+        for kid in children.get(todo.pop(), ()):
+            if kid not in below:
+                below.add(kid)
+                todo.append(kid)
+    return sorted(p for p in planners & below if parent[p] in planners)
 
 
 def stop_planners() -> int:
