@@ -27,17 +27,18 @@ from ._common import CODE, bytes_of, compile_args, date_ms, dbl, dec, found, lng
 _I64_MAX, _I64_MIN = 2**63 - 1, -(2**63)
 
 
-def _le(hex_be: Column, nbytes: int) -> Column:
-    """A big-endian hex string of ``nbytes`` bytes in little-endian byte order."""
-    return F.concat(*[F.substring(hex_be, 2 * (nbytes - 1 - i) + 1, 2) for i in range(nbytes)])
+def _le(hex_be: Column) -> Column:
+    """A big-endian hex string in little-endian byte order (the string reversed, then each pair
+    of digits swapped back): ``hex_be`` appears once in the tree, which stays small to plan."""
+    return F.regexp_replace(F.reverse(hex_be), "(.)(.)", "$2$1")
 
 
 def _i32(n: Column) -> Column:
-    return _le(F.lpad(F.hex(n.cast("bigint").bitwiseAND(F.lit(0xFFFFFFFF))), 8, "0"), 4)
+    return _le(F.lpad(F.hex(n.cast("bigint").bitwiseAND(F.lit(0xFFFFFFFF))), 8, "0"))
 
 
 def _i64(n: Column) -> Column:
-    return _le(F.lpad(F.hex(n.cast("bigint")), 16, "0"), 8)
+    return _le(F.lpad(F.hex(n.cast("bigint")), 16, "0"))
 
 
 def _safe_long(x: Column, c: Column) -> Column:
@@ -79,8 +80,9 @@ def to_hashed_index_key(arg: Any, ctx: Ctx) -> Compiled:
 
     def value(xs, cs):
         canonical, data = _canonical_and_bytes(xs[0], cs[0])
+        # NULL data (documents, arrays) gives a NULL digest: the value is missing
         digest = F.md5(F.unhex(F.concat(F.lit("00000000"), _i32(canonical), data)))
-        return F.when(data.isNotNull(), v_long(F.conv(_le(F.substring(digest, 1, 16), 8), 16, -10)))
+        return v_long(F.conv(_le(F.substring(digest, 1, 16)), 16, -10))
 
     def error(xs, cs):
         x, c = xs[0], cs[0]
