@@ -20,11 +20,14 @@ from .arrays import ARRAY, _elems, _not_array
 
 
 def entries_object(entries: Column) -> Column:
-    """A VARIANT object from an array of struct<k: string, v: variant> (last key wins)."""
-    kept = F.filter(entries, lambda e, i: e["k"].isNotNull() & ~F.exists(
-        F.slice(entries, i + 2, F.greatest(F.size(entries), F.lit(1))), lambda o: o["k"] == e["k"]))
-    return V.make_object(F.map_from_entries(F.transform(kept, lambda e: F.struct(e["k"].alias("key"),
-                                                                                  e["v"].alias("value")))))
+    """A VARIANT object from an array of struct<k: string, v: variant> (last key wins).
+    ``entries`` is bound once: the filter reads it again for every element."""
+    def build(es: Column) -> Column:
+        kept = F.filter(es, lambda e, i: e["k"].isNotNull() & ~F.exists(
+            F.slice(es, i + 2, F.greatest(F.size(es), F.lit(1))), lambda o: o["k"] == e["k"]))
+        return V.make_object(F.map_from_entries(F.transform(kept, lambda e: F.struct(e["k"].alias("key"),
+                                                                                      e["v"].alias("value")))))
+    return V.let(entries, build)
 
 
 @expression("$arrayToObject")
@@ -32,14 +35,14 @@ def array_to_object(arg: Any, ctx: Ctx) -> Compiled:
     a = compile_args(operands(arg), ctx, "$arrayToObject")[0]
 
     def entry(e: Column) -> Column:
-        pair_k = F.get(_elems(e), 0)
-        pair_v = F.get(_elems(e), 1)
-        is_pair = V.is_array(e) & (F.size(_elems(e)) == 2)
-        obj = V.object_entries(e)
-        is_kv = obj.isNotNull() & (F.size(obj) == 2) & obj["k"].isNotNull() & obj["v"].isNotNull()
-        k = F.when(is_pair, V.as_string(pair_k)).when(is_kv, V.as_string(obj["k"]))
-        v = F.when(is_pair, pair_v).when(is_kv, obj["v"])
-        return F.struct(k.alias("k"), v.alias("v"))
+        def build(obj: Column) -> Column:     # the element's fields, bound once
+            pair = _elems(e)
+            is_pair = V.is_array(e) & (F.size(pair) == 2)
+            is_kv = obj.isNotNull() & (F.size(obj) == 2) & obj["k"].isNotNull() & obj["v"].isNotNull()
+            k = V.as_string(F.when(is_pair, F.get(pair, 0)).when(is_kv, obj["k"]))
+            v = F.when(is_pair, F.get(pair, 1)).when(is_kv, obj["v"])
+            return F.struct(k.alias("k"), v.alias("v"))
+        return V.let(V.object_entries(e), build)
 
     def value(xs, cs):
         entries = F.transform(_elems(xs[0]), entry)
