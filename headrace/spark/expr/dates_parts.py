@@ -86,12 +86,8 @@ def date_from_parts(arg: dict, ctx: Ctx) -> Compiled:
     tz = _Tz(arg.get("timezone"), ctx, op)
     present = [n for n in names if n in compiled]
 
-    def value(xs, cs):
-        got = dict(zip(present, zip(xs, cs)))
-        ints = {n: V.as_integral(got[n][0]) if n in got else F.lit(defaults[n]).cast("bigint") for n in names}
-        any_null = F.lit(False)
-        for n in present:
-            any_null = any_null | nullish(got[n][1])
+    def date_of(ints: dict, any_null):
+        """The date from the parts as bound BIGINTs (NULL where one is not integral)."""
         ok = F.lit(True)
         for n in present:
             ok = ok & ints[n].isNotNull()
@@ -115,25 +111,38 @@ def date_from_parts(arg: dict, ctx: Ctx) -> Compiled:
                      F.try_multiply(ints["minute"], F.lit(60_000)), F.try_multiply(ints["second"], F.lit(1000)),
                      ints["millisecond"]):
             local = F.try_add(local, part)
-        local = F.when(local.between(-6e15, 6e15), local)
-        return F.when(any_null | tz.is_null(), V.NULL).when(ok, v_date_ms(_utc_ms(local, tz)))
+        # the local time and the instant bound once each; the local time only where ``ok``
+        # (make_date raises outside the years 1-9999)
+        return V.let(F.when(ok & local.between(-6e15, 6e15), local), lambda loc: F.when(
+            any_null | tz.is_null(), V.NULL).when(loc.isNotNull(), V.let(_utc_ms(loc, tz), v_date_ms)))
 
-    def error(xs, cs):
+    def with_ints(xs, cs, fn):
+        """``fn(ints, any_null)`` with every part as a BIGINT bound once (defaults for the absent)."""
+        got = dict(zip(present, xs))
         any_null = F.lit(False)
         for c in cs:
             any_null = any_null | nullish(c)
-        errs = []
-        for n, x, c in zip(present, xs, cs):
-            errs.append(F.when(~nullish(c) & V.as_integral(x).isNull(),
-                               F.concat(F.lit(f"{op}: '{n}' must evaluate to an integer, found "), found(x, c))))
-            if n in _PART_LIMITS:
-                lo, hi = _PART_LIMITS[n]
-                errs.append(F.when(~nullish(c) & ~V.as_integral(x).between(lo, hi),
-                                   F.concat(F.lit(f"{op}: '{n}' must evaluate to an integer in the range {lo} to {hi}, "
-                                                  "found "), found(x, c))))
-        errs.append(F.when(~any_null & ~tz.is_null() & value(xs, cs).isNull(),
-                           F.lit(f"{op}: the parts do not make a date in range")))
-        return F.coalesce(*errs)
+        return V.let_many([V.as_integral(got[n]) if n in got else F.lit(defaults[n]).cast("bigint") for n in names],
+                          lambda *bound: fn(dict(zip(names, bound)), any_null))
+
+    def value(xs, cs):
+        return with_ints(xs, cs, date_of)
+
+    def error(xs, cs):
+        def errors(ints, any_null):
+            errs = []
+            for n, x, c in zip(present, xs, cs):
+                errs.append(F.when(~nullish(c) & ints[n].isNull(),
+                                   F.concat(F.lit(f"{op}: '{n}' must evaluate to an integer, found "), found(x, c))))
+                if n in _PART_LIMITS:
+                    lo, hi = _PART_LIMITS[n]
+                    errs.append(F.when(~nullish(c) & ~ints[n].between(lo, hi), F.concat(
+                        F.lit(f"{op}: '{n}' must evaluate to an integer in the range {lo} to {hi}, found "),
+                        found(x, c))))
+            errs.append(F.when(~any_null & ~tz.is_null() & date_of(ints, any_null).isNull(),
+                               F.lit(f"{op}: the parts do not make a date in range")))
+            return F.coalesce(*errs)
+        return with_ints(xs, cs, errors)
 
     vals = [compiled[n].value for n in present]
     err = with_codes(vals, error) if vals else None
