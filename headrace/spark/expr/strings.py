@@ -108,14 +108,17 @@ def _substr(op: str, arg: Any, ctx: Ctx, code_points: bool) -> Compiled:
     args = compile_args(operands(arg), ctx, op)
     vals = [a.value for a in args]
 
-    def parts(xs, cs):
-        s = shared(coerce_string(xs[0], cs[0]))
+    def parts(xs, cs, fn):
+        """``fn(s, start, length, start error, length error)``, the string and integers bound once."""
         start, e1 = _int_arg(op, "starting index", xs[1], cs[1])
         length, e2 = _int_arg(op, "length", xs[2], cs[2])
-        return s, start, length, e1, e2
+        return V.let_many([shared(coerce_string(xs[0], cs[0])), start, length],
+                          lambda s, start, length: fn(s, start, length, e1, e2))
 
     def value(xs, cs):
-        s, start, length, _, _ = parts(xs, cs)
+        return parts(xs, cs, value_of)
+
+    def value_of(s, start, length, _e1, _e2):
         if code_points:
             out = F.substring(s, F.least(start + 1, F.lit(2**31 - 1)).try_cast("int"),
                               F.least(F.greatest(length, F.lit(0)), F.lit(2**31 - 1)).try_cast("int"))
@@ -128,10 +131,11 @@ def _substr(op: str, arg: Any, ctx: Ctx, code_points: bool) -> Compiled:
         return v_string(out)
 
     def error(xs, cs):
-        s, start, length, e1, e2 = parts(xs, cs)
         e0 = F.when(~_coercible(cs[0]), F.concat(F.lit(f"{op}: can't convert to string, found "),
                                                   found(xs[0], cs[0])))
-        errs = [e0, e1, e2]
+        return parts(xs, cs, lambda s, start, length, e1, e2: error_of(s, start, length, [e0, e1, e2]))
+
+    def error_of(s, start, length, errs):
         if code_points:
             errs.append(F.when(start < 0, F.lit(f"{op}: starting index must be non-negative")))
             errs.append(F.when(length < 0, F.lit(f"{op}: length must be non-negative")))
