@@ -64,26 +64,28 @@ def range_(arg: Any, ctx: Ctx) -> Compiled:
     names = ("starting value", "ending value", "step value")
 
     def value(xs, cs):
-        start, end = V.as_integral(xs[0]), V.as_integral(xs[1])
+        def build(start: Column, end: Column, step: Column) -> Column:    # each bound once
+            up = (step > 0) & (start < end)
+            down = (step < 0) & (start > end)
+            seq = (F.when(up, F.sequence(start, end - 1, step))
+                   .when(down, F.sequence(start, end + 1, step))
+                   .otherwise(F.array().cast("array<bigint>")))
+            ok = start.between(INT32_MIN, INT32_MAX) & end.between(INT32_MIN, INT32_MAX) & (step != 0)
+            return F.when(ok, V.make_array(F.transform(seq, lambda i: i.cast("variant"))))
         step = V.as_integral(xs[2]) if len(xs) > 2 else F.lit(1).cast("bigint")
-        up = (step > 0) & (start < end)
-        down = (step < 0) & (start > end)
-        seq = (F.when(up, F.sequence(start, end - 1, step))
-               .when(down, F.sequence(start, end + 1, step))
-               .otherwise(F.array().cast("array<bigint>")))
-        ok = start.between(INT32_MIN, INT32_MAX) & end.between(INT32_MIN, INT32_MAX) & (step != 0)
-        return F.when(ok, V.make_array(F.transform(seq, lambda i: i.cast("variant"))))
+        return V.let_many([V.as_integral(xs[0]), V.as_integral(xs[1]), step], build)
 
     def error(xs, cs):
-        errs = []
-        for i, (x, c) in enumerate(zip(xs, cs)):
-            v = V.as_integral(x)
-            errs.append(F.when(~is_num(c), _not_array(f"$range requires a numeric {names[i]}, found ", x, c)))
-            errs.append(F.when(~v.between(INT32_MIN, INT32_MAX) | v.isNull(),
-                               _not_array(f"$range requires a {names[i]} that is a 32-bit integer, found ", x, c)))
-        if len(xs) > 2:
-            errs.append(F.when(V.as_integral(xs[2]) == 0, F.lit("$range requires a non-zero step value")))
-        return F.coalesce(*errs)
+        def build(*ints: Column) -> Column:     # the arguments as BIGINT, bound once
+            errs = []
+            for i, (x, c, v) in enumerate(zip(xs, cs, ints)):
+                errs.append(F.when(~is_num(c), _not_array(f"$range requires a numeric {names[i]}, found ", x, c)))
+                errs.append(F.when(~v.between(INT32_MIN, INT32_MAX) | v.isNull(),
+                                   _not_array(f"$range requires a {names[i]} that is a 32-bit integer, found ", x, c)))
+            if len(xs) > 2:
+                errs.append(F.when(ints[2] == 0, F.lit("$range requires a non-zero step value")))
+            return F.coalesce(*errs)
+        return V.let_many([V.as_integral(x) for x in xs], build)
 
     return Compiled(with_codes(vals, value), errors_of(args, with_codes(vals, error)))
 
