@@ -96,12 +96,11 @@ def concat(arg: Any, ctx: Ctx) -> Compiled:
 
 # ---------------------------------------------------------------------------- substrings
 
-def _int_arg(op: str, name: str, x: Column, c: Column) -> tuple[Column, Column]:
-    """(BIGINT value, error) of an argument that must be an integral number."""
-    i = V.as_integral(x)
-    err = F.when(~is_num(c), F.concat(F.lit(f"{op}: {name} must be a numeric type, found "), found(x, c))) \
+def _int_error(op: str, name: str, i: Column, x: Column, c: Column) -> Column:
+    """The error of an argument ``x`` (type code ``c``) that must be an integral number; ``i``
+    is its :func:`~headrace.spark.values.as_integral`."""
+    return F.when(~is_num(c), F.concat(F.lit(f"{op}: {name} must be a numeric type, found "), found(x, c))) \
         .when(i.isNull(), F.concat(F.lit(f"{op}: {name} must be an integral value, found "), found(x, c)))
-    return i, err
 
 
 def _substr(op: str, arg: Any, ctx: Ctx, code_points: bool) -> Compiled:
@@ -109,16 +108,13 @@ def _substr(op: str, arg: Any, ctx: Ctx, code_points: bool) -> Compiled:
     vals = [a.value for a in args]
 
     def parts(xs, cs, fn):
-        """``fn(s, start, length, start error, length error)``, the string and integers bound once."""
-        start, e1 = _int_arg(op, "starting index", xs[1], cs[1])
-        length, e2 = _int_arg(op, "length", xs[2], cs[2])
-        return V.let_many([shared(coerce_string(xs[0], cs[0])), start, length],
-                          lambda s, start, length: fn(s, start, length, e1, e2))
+        """``fn(s, start, length)``: the string and the two integers, each bound once."""
+        return V.let_many([shared(coerce_string(xs[0], cs[0])), V.as_integral(xs[1]), V.as_integral(xs[2])], fn)
 
     def value(xs, cs):
         return parts(xs, cs, value_of)
 
-    def value_of(s, start, length, _e1, _e2):
+    def value_of(s, start, length):
         if code_points:
             out = F.substring(s, F.least(start + 1, F.lit(2**31 - 1)).try_cast("int"),
                               F.least(F.greatest(length, F.lit(0)), F.lit(2**31 - 1)).try_cast("int"))
@@ -133,7 +129,8 @@ def _substr(op: str, arg: Any, ctx: Ctx, code_points: bool) -> Compiled:
     def error(xs, cs):
         e0 = F.when(~_coercible(cs[0]), F.concat(F.lit(f"{op}: can't convert to string, found "),
                                                   found(xs[0], cs[0])))
-        return parts(xs, cs, lambda s, start, length, e1, e2: error_of(s, start, length, [e0, e1, e2]))
+        return parts(xs, cs, lambda s, start, length: error_of(s, start, length, [
+            e0, _int_error(op, "starting index", start, xs[1], cs[1]), _int_error(op, "length", length, xs[2], cs[2])]))
 
     def error_of(s, start, length, errs):
         if code_points:
