@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     from headrace.spark.runtime.records import BatchInfo, build
 
     batch, order = rows(a.docs)
-    info = BatchInfo("bench", "file", True, 1_700_000_100_000, True, True, 0, "run", order=order)
+    info = BatchInfo("bench", "file", False, 1_700_000_100_000, True, True, 0, "run", order=order)
     ways = {"documents": lambda: [ejson.dumps(d) for d in build(batch, info).outputs],
             "text": lambda: build(batch, info, text=True).outputs}
     results = {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _quote
 from typing import Any, Iterable
 
@@ -66,9 +66,14 @@ class BatchInfo:
     run_id: str | None = None    # the checkpoint's identity (a processor dropped and re-created has a new one)
     guarantee: str = defaults.GUARANTEE   # "atLeastOnce": sinks skip the transactional commit work
     order: Any = None           # a headrace.mql.field_order.OrderPlan: outputs' field order
+    _type_text: Any = field(default=None, init=False, repr=False, compare=False)   # meta_text's, built once
 
     def meta_text(self, partition: str | None, offset: int | None) -> str:
         """``"_stream_meta":`` and a stateless output's ``{"source": source_meta(...)}`` as text."""
+        if not (self.source_type == "stream" or self.multi_partition):    # the type alone: one text
+            if self._type_text is None:
+                object.__setattr__(self, "_type_text", '"_stream_meta":' + ejson.dumps({"source": {"type": self.source_type}}))
+            return self._type_text
         m = self.source_meta(partition, offset)
         if len(m) == 3 and type(partition) is str and type(offset) is int:   # the common case, by hand
             return '"_stream_meta":{"source":{"type":%s,"partition":%s,"offset":%d}}' % (
