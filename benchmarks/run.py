@@ -94,7 +94,7 @@ NOTES = [
     "a directory (backlog file, then one file per 50 ms feed group) with an explicit schema; `window()` + "
     "`withWatermark('ts', '3 seconds')`, append mode, results collected in `foreachBatch` and appended to a "
     "JSON-lines file (the pass-through uses Spark's JSON writer); default trigger; same session settings as "
-    "headrace (local[*], 2 GB driver, one shuffle partition per core, AQE off); default state store.",
+    "headrace (local[*], 1 GB driver, one shuffle partition per core, AQE off); default state store.",
     "PyFlink: Table API/SQL in streaming mode on the local mini-cluster (parallelism 2, JVM -Xmx2g), "
     "`filesystem` connector + `json` format monitoring the input directory every 100 ms, "
     "`WATERMARK FOR ts AS ts - INTERVAL '3' SECOND`, window TVFs (TUMBLE/HOP) and window Top-N for q5/q7; "

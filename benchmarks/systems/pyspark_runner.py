@@ -6,7 +6,7 @@ Spark's event-time ``window`` with ``withWatermark(ts, "3 seconds")`` in append 
 emitted once the watermark passes its end); results are collected in ``foreachBatch`` and appended
 to a JSON-lines file (q5's top auction per window is picked there: every (window, auction) count
 of a window is finalised in the same micro-batch). The pass-through writes with Spark's JSON
-writer from ``foreachBatch``. Session settings mirror headrace's (``local[*]``, 2 GB driver,
+writer from ``foreachBatch``. Session settings mirror headrace's (``local[*]``, 1 GB driver,
 as many shuffle partitions as the machine has cores, UTC); the state store is Spark's default.
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ def main() -> None:
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.shuffle.partitions", str(cfg.get("shuffle_partitions", max(1, os.cpu_count() or 1))))
-             .config("spark.driver.memory", cfg.get("driver_memory", "2g"))
+             .config("spark.driver.memory", cfg.get("driver_memory", "1g"))
              .config("spark.sql.adaptive.enabled", "false")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")

@@ -157,7 +157,7 @@ def get_spark(master: str | None = None, app: str = "headrace", jit: str | None 
              # JSON objects with a repeated key keep the last value, as Python's json does
              .config("spark.sql.variant.allowDuplicateKeys", "true")
              .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
-             .config("spark.driver.memory", os.environ.get("HEADRACE_DRIVER_MEMORY", "2g"))
+             .config("spark.driver.memory", os.environ.get("HEADRACE_DRIVER_MEMORY", defaults.DRIVER_MEMORY))
              # deep MQL expression trees and long plan strings need more than the default stack
              # (and the driver maps the class archive where one was built: headrace.spark.cds)
              .config("spark.driver.extraJavaOptions", jvm + java_options())

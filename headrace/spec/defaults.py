@@ -36,6 +36,10 @@ JIT_MODES = {"full": "", "quick": " -XX:TieredStopAtLevel=1"}
 #: "serial" (one thread, the smallest footprint: the instance's small tiers)
 GC = "parallel"
 GC_MODES = {"parallel": " -XX:+UseParallelGC", "g1": " -XX:+UseG1GC", "serial": " -XX:+UseSerialGC"}
+#: the driver JVM's heap (``HEADRACE_DRIVER_MEMORY``; Spark's own default too). Its live set while
+#: draining 100,000-line batches is 100-340 MB; a larger heap only lets the collector defer work:
+#: with 2g, solar, q5 and q7 drains ran at the same speed with 270-320 MB more PSS (PROFILE.md)
+DRIVER_MEMORY = "1g"
 CODEGEN_MIN_ROWS = 20_000             # micro-batches with fewer input rows run without generated code
 SHUFFLE_PARTITIONS = 4                # Spark shuffle partitions on a cluster master (local masters: their cores)
 SEQ_BROADCAST_MIN_ROWS = 20_000       # windowed micro-batches with fewer rows number arrival order in place
