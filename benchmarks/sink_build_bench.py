@@ -11,7 +11,8 @@ output document for the two ways :func:`headrace.spark.runtime.records.build` ca
 
 Input: N ``sample_stream_solar`` lines (``benchmarks/gen.py``, seed 7), each turned into the
 record row the engine would hand the sink after ``$addFields {watts_kw, hot}`` (the stateless
-benchmark's query): the document as VARIANT, its raw text and shape, partition and offset.
+benchmark's query): the document as VARIANT, its raw text and shape, partition and offset, from a
+one-partition file source (so ``_stream_meta`` holds the source's type alone, as in that benchmark).
 Both ways must give the same lines, or the run fails.
 """
 from __future__ import annotations

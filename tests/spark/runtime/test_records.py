@@ -3,6 +3,7 @@ text path writes, line for line, what the document path gives through ``ejson.du
 outputs of one shape share one field-order template (:meth:`OrderPlan.output`)."""
 from __future__ import annotations
 
+import itertools
 import json
 
 from headrace import ejson
@@ -48,8 +49,10 @@ def _rows() -> list:
 
 def test_text_outputs_are_the_documents_dumped():
     order = OrderPlan.of(parse_pipeline(_PIPELINE))
-    for meta, ids in ((True, True), (False, True), (True, False), (False, False)):
-        info = BatchInfo("p", "stream", True, 1_700_000_100_000, meta, ids, 3, "run", order=order)
+    # a stream's partitions and offsets, a file's type alone (one partition), a file of several
+    for (source, multi), meta, ids in itertools.product((("stream", True), ("file", False), ("file", True)),
+                                                        (True, False), (True, False)):
+        info = BatchInfo("p", source, multi, 1_700_000_100_000, meta, ids, 3, "run", order=order)
         docs, text = build(_rows(), info), build(_rows(), info, text=True)
         assert text.outputs == [ejson.dumps(d) for d in docs.outputs]
         assert len(text.outputs) == 7 and all(type(x) is str for x in text.outputs)
