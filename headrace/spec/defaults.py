@@ -25,11 +25,14 @@ OBJECT_AGG_KEYS = 16_384              # groups an object aggregate hashes per ta
 #: which a processor's few executions per micro-batch reach in minutes: the driver's live heap
 #: grew 0.5 MB per batch until then (PROFILE.md)
 STATUS_RETAINED = {"executions": 50, "jobs": 100, "stages": 100, "tasks": 1_000}
-#: the JVM's JIT compilers (``HEADRACE_JIT``): "full" is HotSpot's default (C1, then C2 for hot
-#: code: fastest once warm, seconds of compiler CPU per batch while warming); "quick" stops at C1
-#: (far less compiler CPU, generated code about 3x slower): for short runs (process, demo)
+#: the JVM's JIT compilers (``HEADRACE_JIT``): "full" is HotSpot's tiers (C1, then C2 for hot
+#: code: fastest once warm, seconds of compiler CPU per batch while warming), each tier's
+#: thresholds 3x HotSpot's (Spark's planner code, run a few times per micro-batch, compiles less:
+#: 500,000-line drains 5-10% faster for solar and q7, 1-3% for q5 and the pass-through; PROFILE.md);
+#: "quick" stops at C1 (far less compiler CPU, generated code about 3x slower): for short runs
+#: (process, demo)
 JIT = "full"
-JIT_MODES = {"full": "", "quick": " -XX:TieredStopAtLevel=1"}
+JIT_MODES = {"full": " -XX:CompileThresholdScaling=3", "quick": " -XX:TieredStopAtLevel=1"}
 #: the JVMs' garbage collector (``HEADRACE_GC``): "parallel", the throughput collector (a 1M-line
 #: solar drain at G1's speed with 200-500 MB less memory; a full collection of 0.1-0.3 s every
 #: 10-15 s while draining), "g1" (HotSpot's default: shorter pauses, a larger footprint) or

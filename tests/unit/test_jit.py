@@ -13,7 +13,7 @@ from headrace.spec import defaults
 
 def test_env_wins_over_the_runs_preference(monkeypatch):
     monkeypatch.setenv("HEADRACE_JIT", "full")
-    assert jit_options("quick") == ""
+    assert jit_options("quick") == " -XX:CompileThresholdScaling=3"
     monkeypatch.setenv("HEADRACE_JIT", "quick")
     assert jit_options(None) == " -XX:TieredStopAtLevel=1"
 
@@ -21,7 +21,7 @@ def test_env_wins_over_the_runs_preference(monkeypatch):
 def test_preference_then_default(monkeypatch):
     monkeypatch.delenv("HEADRACE_JIT", raising=False)
     assert jit_options("quick") == " -XX:TieredStopAtLevel=1"
-    assert jit_options(None) == defaults.JIT_MODES[defaults.JIT] == ""
+    assert jit_options(None) == defaults.JIT_MODES[defaults.JIT] == " -XX:CompileThresholdScaling=3"
 
 
 def test_unknown_mode_is_refused(monkeypatch):
