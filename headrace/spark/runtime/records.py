@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from json.encoder import encode_basestring as _quote
 from typing import Any, Iterable
 
@@ -66,14 +67,21 @@ class BatchInfo:
     run_id: str | None = None    # the checkpoint's identity (a processor dropped and re-created has a new one)
     guarantee: str = defaults.GUARANTEE   # "atLeastOnce": sinks skip the transactional commit work
     order: Any = None           # a headrace.mql.field_order.OrderPlan: outputs' field order
-    _type_text: Any = field(default=None, init=False, repr=False, compare=False)   # meta_text's, built once
+
+    @property
+    def per_record(self) -> bool:
+        """Whether an output's source meta names its partition and offset (else its type alone)."""
+        return self.source_type == "stream" or self.multi_partition
+
+    @cached_property
+    def _type_meta_text(self) -> str:
+        """:meth:`meta_text` when it is the source's type alone: the same for every output."""
+        return '"_stream_meta":' + ejson.dumps({"source": {"type": self.source_type}})
 
     def meta_text(self, partition: str | None, offset: int | None) -> str:
         """``"_stream_meta":`` and a stateless output's ``{"source": source_meta(...)}`` as text."""
-        if not (self.source_type == "stream" or self.multi_partition):    # the type alone: one text
-            if self._type_text is None:
-                object.__setattr__(self, "_type_text", '"_stream_meta":' + ejson.dumps({"source": {"type": self.source_type}}))
-            return self._type_text
+        if not self.per_record:
+            return self._type_meta_text
         m = self.source_meta(partition, offset)
         if len(m) == 3 and type(partition) is str and type(offset) is int:   # the common case, by hand
             return '"_stream_meta":{"source":{"type":%s,"partition":%s,"offset":%d}}' % (
@@ -82,7 +90,7 @@ class BatchInfo:
 
     def source_meta(self, partition: str | None, offset: int | None) -> dict:
         m: dict[str, Any] = {"type": self.source_type}
-        if self.source_type == "stream" or self.multi_partition:
+        if self.per_record:
             m["partition"] = partition
             if offset is not None and offset >= 0:
                 m["offset"] = offset
