@@ -545,7 +545,9 @@ OBJECTS_AND_MORE = [
 # inputs that would make Spark raise (ANSI overflow, bad casts): errors on the row, never a
 # failed batch
 ROBUSTNESS = [
-    ({"a": D("9" * 19)}, {"$multiply": ["$a", "$a", "$a"]}, None, "out of range"),
+    # Decimal128's range, not DECIMAL(38)'s: MongoDB's 34-digit product
+    ({"a": D("9" * 19)}, {"$multiply": ["$a", "$a", "$a"]}, D("9.999999999999999997E+56")),
+    ({"a": D("9" * 19)}, {"$multiply": ["$a", float("inf")]}, None, "out of range"),
     ({"a": 1e300}, {"$add": [dt(2020, 1, 1), "$a"]}, None, "out of range"),
     ({"a": 10**15}, {"$dateAdd": {"startDate": dt(2020, 1, 1), "unit": "hour", "amount": "$a"}}, None, "out of range"),
     ({"a": 10**12}, {"$dateAdd": {"startDate": dt(2020, 1, 1), "unit": "month", "amount": "$a"}}, None,

@@ -11,9 +11,10 @@ decimal. ``$add`` takes one date plus numbers (milliseconds, doubles rounded) an
 ``$divide`` always gives a double (decimal with decimals). Errors (the row goes to the DLQ):
 non-numeric operands, division / modulo by zero.
 
-Deviations: decimals are computed as DECIMAL(38,18) (division with 10 fractional digits) and
-trailing zeros are dropped (``2.50`` prints as ``2.5``); integer results are ``int`` or ``long``
-by magnitude only.
+Decimals: ``$add $subtract $multiply $divide $abs`` compute as MongoDB's Decimal128 does, the exact
+result rounded to 34 significant digits (:mod:`.decimal128`). Deviations: ``$mod`` of
+decimals computes as DECIMAL(38,18); trailing zeros are dropped (``2.50`` prints as ``2.5``);
+integer results are ``int`` or ``long`` by magnitude only.
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$abs`` project_abs; ``$add`` addfields_scores;
 ``$divide`` project_divide; ``$mod`` match_mod; ``$multiply`` project_multiply_after_toint;
@@ -29,6 +30,7 @@ from pyspark.sql import functions as F
 from .. import values as V
 from ..hoist import shared
 from ..registry import Compiled, Ctx, expression
+from . import decimal128 as D
 from ._common import (
     CODE, INT_CODES, LONG_MIN, all_, any_, compile_args, date_ms, dbl, dec, errors_of, found, is_num,
     lng, long_or_double, nullish, operands, v_date_ms, v_decimal, v_double, v_long, with_codes,
@@ -60,16 +62,29 @@ def _positional_error(op: str, xs, cs, ok: Callable[[Column], Column], what: str
     return err
 
 
+def _dec_fold(xs, cs, dec_fn) -> Column:
+    """The Decimal128 result of a fold (:mod:`.decimal128`; NULL for a NaN or infinite operand)."""
+    return _fold([D.read(x, c, CODE) for x, c in zip(xs, cs)], dec_fn)
+
+
 def _numeric_fold(xs, cs, long_fn, double_fn, dec_fn) -> Column:
-    """Sum-like fold with MQL result typing over bound numbers."""
-    any_dec = any_([c == DECIMAL for c in cs])
+    """Sum-like fold with MQL result typing over bound numbers (``dec_fn``: a :mod:`.decimal128`
+    operation)."""
     any_dbl = any_([c == DOUBLE for c in cs])
     longs = shared(_fold([lng(x) for x in xs], long_fn))
     doubles = shared(_fold([dbl(x) for x in xs], double_fn))
-    decs = shared(_fold([dec(x) for x in xs], dec_fn))  # dec_fn must not raise on overflow
-    return (F.when(any_dec, v_decimal(decs))
-            .when(any_dbl, v_double(doubles))
-            .otherwise(long_or_double(longs, doubles)))
+    out = F.when(any_dbl, v_double(doubles)).otherwise(long_or_double(longs, doubles))
+    if D.possible(xs):
+        out = F.when(any_([c == DECIMAL for c in cs]), D.to_variant(_dec_fold(xs, cs, dec_fn))).otherwise(out)
+    return out
+
+
+def _moved_date(xs, cs) -> Column:
+    """One date plus numbers: the date moved by the (rounded) milliseconds."""
+    ms = shared(_fold([F.when(c == DATE, date_ms(x)).when(c == DOUBLE, F.round(dbl(x)).try_cast("bigint"))
+                       .when(c == DECIMAL, F.round(dec(x)).try_cast("bigint")).otherwise(lng(x))
+                       for x, c in zip(xs, cs)], F.try_add))
+    return v_date_ms(ms)
 
 
 def _variadic(op: str, arg: Any, ctx: Ctx, identity: int, long_fn, double_fn, dec_fn,
@@ -90,11 +105,7 @@ def _variadic(op: str, arg: Any, ctx: Ctx, identity: int, long_fn, double_fn, de
         out = F.when(any_null, V.NULL).when(~all_ok, F.lit(None).cast("variant"))
         if allow_date and len(xs) > 1:
             n_dates = _fold([F.when(c == DATE, 1).otherwise(0) for c in cs], lambda a, b: a + b)
-            # one date plus numbers: the date moved by the (rounded) milliseconds
-            ms = shared(_fold([F.when(c == DATE, date_ms(x)).when(c == DOUBLE, F.round(dbl(x)).try_cast("bigint"))
-                                 .when(c == DECIMAL, F.round(dec(x)).try_cast("bigint")).otherwise(lng(x))
-                                 for x, c in zip(xs, cs)], F.try_add))
-            out = out.when(n_dates == 1, v_date_ms(ms)).when(n_dates > 1, F.lit(None).cast("variant"))
+            out = out.when(n_dates == 1, _moved_date(xs, cs)).when(n_dates > 1, F.lit(None).cast("variant"))
         elif allow_date:
             out = out.when(cs[0] == DATE, xs[0])
         return out.otherwise(num)
@@ -109,11 +120,12 @@ def _variadic(op: str, arg: Any, ctx: Ctx, identity: int, long_fn, double_fn, de
         # a result the representation cannot hold is an error, not a silent missing value
         all_ok = all_([ok(c) for c in cs])
         any_null = any_([nullish(c) for c in cs])
-        any_dec = any_([c == DECIMAL for c in cs])
-        overflow = any_dec & _fold([dec(x) for x in xs], dec_fn).isNull()
+        overflow = F.lit(False)
+        if D.possible(xs):
+            overflow = any_([c == DECIMAL for c in cs]) & any_([D.unreadable(x, c, CODE) for x, c in zip(xs, cs)])
         if allow_date and len(xs) > 1:
             n_dates = _fold([F.when(c == DATE, 1).otherwise(0) for c in cs], lambda a, b: a + b)
-            overflow = overflow | ((n_dates == 1) & value(xs, cs).isNull())
+            overflow = overflow | ((n_dates == 1) & _moved_date(xs, cs).isNull())
         return F.coalesce(err, F.when(~any_null & all_ok & overflow, F.lit(f"{op}: result out of range")))
 
     return Compiled(with_codes(vals, value), errors_of(args, with_codes(vals, error)))
@@ -121,13 +133,12 @@ def _variadic(op: str, arg: Any, ctx: Ctx, identity: int, long_fn, double_fn, de
 
 @expression("$add")
 def add(arg: Any, ctx: Ctx) -> Compiled:
-    return _variadic("$add", arg, ctx, 0, F.try_add, lambda a, b: a + b, F.try_add, True)
+    return _variadic("$add", arg, ctx, 0, F.try_add, lambda a, b: a + b, D.add, True)
 
 
 @expression("$multiply")
 def multiply(arg: Any, ctx: Ctx) -> Compiled:
-    return _variadic("$multiply", arg, ctx, 1, F.try_multiply, lambda a, b: a * b,
-                     lambda a, b: F.try_multiply(a, b).try_cast("decimal(38,18)"), False)
+    return _variadic("$multiply", arg, ctx, 1, F.try_multiply, lambda a, b: a * b, D.mul, False)
 
 
 def _binary(op: str, arg: Any, ctx: Ctx, value_fn, error_fn) -> Compiled:
@@ -157,7 +168,7 @@ def subtract(arg: Any, ctx: Ctx) -> Compiled:
                 .when((ca == DATE) & (cb == DATE), v_long(F.try_subtract(date_ms(a), date_ms(b))))
                 .when((ca == DATE) & is_num(cb), v_date_ms(F.try_subtract(date_ms(a), _ms_of(b, cb))))
                 .when(is_num(ca) & is_num(cb),
-                      _num2(a, b, ca, cb, F.try_subtract, lambda x, y: x - y, F.try_subtract)))
+                      _num2(a, b, ca, cb, F.try_subtract, lambda x, y: x - y, D.sub)))
 
     def error(a, b, ca, cb):
         ok = (is_num(ca) | (ca == DATE)) & (is_num(cb) | (cb == DATE))
@@ -180,18 +191,20 @@ def _num_pair_error(op: str, a, b, ca, cb) -> Column:
 
 
 def _is_zero(x: Column, c: Column) -> Column:
-    return F.when(c == DECIMAL, dec(x) == 0).otherwise(dbl(x) == 0)
+    if not D.possible([x]):
+        return dbl(x) == 0
+    return F.when(c == DECIMAL, D.text_is_zero(x, c, CODE)).otherwise(dbl(x) == 0)
 
 
 @expression("$divide")
 def divide(arg: Any, ctx: Ctx) -> Compiled:
     def value(a, b, ca, cb):
-        any_dec = (ca == DECIMAL) | (cb == DECIMAL)
-        d = F.try_divide(dec(a).try_cast("decimal(28,14)"), dec(b).try_cast("decimal(28,14)"))
-        return (F.when(nullish(ca) | nullish(cb), _null())
-                .when(~(is_num(ca) & is_num(cb)) | _is_zero(b, cb), _null())
-                .when(any_dec, v_decimal(d))
-                .otherwise(v_double(dbl(a) / dbl(b))))
+        out = (F.when(nullish(ca) | nullish(cb), _null())
+               .when(~(is_num(ca) & is_num(cb)) | _is_zero(b, cb), _null()))
+        if D.possible([a, b]):
+            quotient = D.div(D.read(a, ca, CODE), D.read(b, cb, CODE))
+            out = out.when((ca == DECIMAL) | (cb == DECIMAL), D.to_variant(quotient))
+        return out.otherwise(v_double(dbl(a) / dbl(b)))
 
     def error(a, b, ca, cb):
         return F.coalesce(_num_pair_error("$divide", a, b, ca, cb),
@@ -246,9 +259,10 @@ def _dbl_special(d: Column) -> Column:
 @expression("$abs")
 def abs_(arg: Any, ctx: Ctx) -> Compiled:
     def value(x, c):
-        return (F.when(c.isin(*INT_CODES), F.when(lng(x) != LONG_MIN, v_long(F.abs(lng(x)))))
-                .when(c == DECIMAL, v_decimal(F.abs(dec(x))))
-                .otherwise(v_double(F.abs(dbl(x)))))
+        out = F.when(c.isin(*INT_CODES), F.when(lng(x) != LONG_MIN, v_long(F.abs(lng(x)))))
+        if D.possible([x]):
+            out = out.when(c == DECIMAL, D.to_variant(D.absolute(D.read(x, c, CODE))))
+        return out.otherwise(v_double(F.abs(dbl(x))))
     return _unary("$abs", arg, ctx, value,
                   lambda x, c: F.when(c.isin(*INT_CODES) & (lng(x) == LONG_MIN),
                                       F.lit("can't take $abs of long long min")))
@@ -261,7 +275,10 @@ def _double_fn(op: str, fn, domain=None, domain_msg: str = "") -> Callable:
             d = dbl(x)
             r = fn(d)
             ok = domain(d) | F.isnan(d) if domain is not None else F.lit(True)
-            return F.when(ok, F.when(c == DECIMAL, v_decimal(r.try_cast("decimal(38,18)"))).otherwise(v_double(r)))
+            # a decimal input: the double result as a decimal, as MongoDB converts doubles (15 digits)
+            if not D.possible([x]):
+                return F.when(ok, v_double(r))
+            return F.when(ok, F.when(c == DECIMAL, D.to_variant(D.from_double(r))).otherwise(v_double(r)))
         extra = None
         if domain is not None:
             def extra(x, c):

@@ -2,26 +2,34 @@
 $atanh $degreesToRadians $radiansToDegrees``.
 
 MongoDB semantics: null or missing gives null; a non-number is an error; the result is a double
-(a decimal for decimal input); ``$asin``/``$acos`` outside [-1, 1], ``$acosh`` below 1 and
+(a decimal for decimal input: ``$degreesToRadians`` and ``$radiansToDegrees`` in Decimal128, as
+MongoDB; the others in double precision, given as a decimal of 15 significant digits as MongoDB
+converts a double); ``$asin``/``$acos`` outside [-1, 1], ``$acosh`` below 1 and
 ``$atanh`` outside [-1, 1] are errors (the row goes to the DLQ); NaN stays NaN.
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$sin`` addfields_sin; ``$cos`` addfields_cos;
-``$tan`` addfields_tan; ``$atan2`` addfields_atan2, ``$degreesToRadians`` addfields_degreestoradians
-and ``$radiansToDegrees`` addfields_radianstodegrees (known differences: the manual's Decimal128
-results have 34 digits, headrace's 16). No golden case yet: ``$acos`` ``$acosh`` ``$asin``
+``$tan`` addfields_tan; ``$degreesToRadians`` addfields_degreestoradians; ``$atan2`` addfields_atan2
+(known difference: the manual's Decimal128 result has 34 digits, headrace's 16);
+``$radiansToDegrees`` addfields_radianstodegrees (known difference: the manual prints
+``90.00000000000000000000000000000000`` where Decimal128 arithmetic with MongoDB's constant gives
+``90.00000000000000000000000000000003``). No golden case yet: ``$acos`` ``$acosh`` ``$asin``
 ``$asinh`` ``$atan`` ``$atanh`` ``$cosh`` ``$sinh`` ``$tanh``.
 """
 from __future__ import annotations
 
+import decimal
 import math
 from typing import Any
 
 from pyspark.sql import functions as F
 
 from ..registry import Compiled, Ctx, expression
-from ._common import compile_args, dbl, found, is_num, nullish, operands, v_decimal, v_double, with_codes, errors_of
+from ._common import (
+    CODE, compile_args, dbl, found, is_num, nullish, operands, v_double, with_codes, errors_of,
+)
 from .. import values as V
-from .arithmetic import _double_fn
+from . import decimal128 as D
+from .arithmetic import _double_fn, _unary
 
 DECIMAL = V.CODE["decimal"]
 
@@ -38,9 +46,30 @@ _FNS = {
     "$degreesToRadians": (lambda d: d * F.lit(math.pi / 180), None),
     "$radiansToDegrees": (lambda d: d * F.lit(180 / math.pi), None),
 }
+_PI = decimal.Context(prec=34).plus(decimal.Decimal("3.14159265358979323846264338327950288419716939937510"))
+_DEC_FACTORS = {"$degreesToRadians": str(decimal.Context(prec=34).divide(_PI, 180)),
+                "$radiansToDegrees": str(decimal.Context(prec=34).divide(decimal.Decimal(180), _PI))}
 for _op, (_fn, _dom) in _FNS.items():
     _msg = f"cannot apply {_op} to value out of its domain, found "
-    expression(_op)(_double_fn(_op, _fn, _dom, _msg))
+    if _op not in _DEC_FACTORS:
+        expression(_op)(_double_fn(_op, _fn, _dom, _msg))
+
+
+def _angle(op: str, fn):
+    """A decimal angle times MongoDB's Decimal128 constant (``kPi`` rounded to 34 digits, divided
+    by 180 or 180 divided by it), rounded to 34 digits; other numbers as doubles."""
+    factor_text = _DEC_FACTORS[op]
+
+    def value(x, c):
+        if not D.possible([x]):
+            return v_double(fn(dbl(x)))
+        return F.when(c == DECIMAL, D.to_variant(D.mul(D.read(x, c, CODE), D.constant(factor_text)))).otherwise(
+            v_double(fn(dbl(x))))
+    return lambda arg, ctx: _unary(op, arg, ctx, value)
+
+
+for _op in _DEC_FACTORS:
+    expression(_op)(_angle(_op, _FNS[_op][0]))
 
 
 @expression("$atan2")
@@ -49,10 +78,10 @@ def atan2(arg: Any, ctx: Ctx) -> Compiled:
 
     def value(xs, cs):
         r = F.atan2(dbl(xs[0]), dbl(xs[1]))
-        return (F.when(nullish(cs[0]) | nullish(cs[1]), V.NULL)
-                .when(is_num(cs[0]) & is_num(cs[1]),
-                      F.when((cs[0] == DECIMAL) | (cs[1] == DECIMAL), v_decimal(r.try_cast("decimal(38,18)")))
-                      .otherwise(v_double(r))))
+        num = v_double(r)
+        if D.possible(xs):
+            num = F.when((cs[0] == DECIMAL) | (cs[1] == DECIMAL), D.to_variant(D.from_double(r))).otherwise(num)
+        return F.when(nullish(cs[0]) | nullish(cs[1]), V.NULL).when(is_num(cs[0]) & is_num(cs[1]), num)
 
     def error(xs, cs):
         bad = [F.when(~nullish(c) & ~is_num(c), F.concat(F.lit("$atan2 only supports numeric types, not "), found(x, c)))
