@@ -114,3 +114,19 @@ def test_random_against_decimal_module(spark):
             if not isinstance(got, D) or got != want:
                 bad.append(f"{op} {doc['a']!r} {doc['b']!r}: got {got!r}, want {want}")
     assert not bad, f"{len(bad)} wrong:\n" + "\n".join(bad[:20])
+
+
+def test_no_decimal_branch_where_the_types_are_known(spark):
+    """A constant or a path whose type the batch's facts know (the typed fast path) is never a
+    decimal, so arithmetic over such operands compiles without the decimal branch."""
+    from pyspark.sql import functions as F
+
+    from headrace.spark import values as V
+    from headrace.spark.expr import decimal128 as Dec
+
+    doc = F.col("doc")
+    known_int = V.known(F.variant_get(doc, "$.a", "variant"), V.CODE["int"],
+                        lambda t: F.variant_get(doc, "$.a", t))
+    assert not Dec.possible([known_int, V.lit_value(2), V.lit_value(2.5)])
+    assert Dec.possible([known_int, V.lit_value(D("1.5"))])
+    assert Dec.possible([known_int, F.variant_get(doc, "$.b", "variant")])
