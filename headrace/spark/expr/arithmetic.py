@@ -269,7 +269,7 @@ def abs_(arg: Any, ctx: Ctx) -> Compiled:
 
 
 def _double_fn(op: str, fn, domain=None, domain_msg: str = "") -> Callable:
-    """A double-valued function (decimal in, decimal out: the double result to 15 digits)."""
+    """A double-valued function (decimal in, decimal out)."""
     def impl(arg: Any, ctx: Ctx) -> Compiled:
         def value(x, c):
             d = dbl(x)
@@ -279,8 +279,10 @@ def _double_fn(op: str, fn, domain=None, domain_msg: str = "") -> Callable:
             if not D.possible([x]):
                 return F.when(ok, v_double(r))
             return F.when(ok, F.when(c == DECIMAL, D.to_variant(D.from_double(r))).otherwise(v_double(r)))
-        def outside(x, c):
-            d = dbl(x)
-            return F.when(~(domain(d) | F.isnan(d)), F.concat(F.lit(domain_msg), found(x, c)))
-        return _unary(op, arg, ctx, value, outside if domain is not None else None)
+        extra = None
+        if domain is not None:
+            def extra(x, c):
+                d = dbl(x)
+                return F.when(~(domain(d) | F.isnan(d)), F.concat(F.lit(domain_msg), found(x, c)))
+        return _unary(op, arg, ctx, value, extra)
     return impl

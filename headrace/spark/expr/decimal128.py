@@ -38,6 +38,13 @@ def _base() -> Column:
     return F.lit(decimal.Decimal(10 ** _HALF))
 
 
+def _bind(cols: list[Column], fn) -> Column:
+    """``fn(*xs)`` with each of ``cols`` evaluated once, even a small one (:func:`V.let_many`
+    repeats expressions under 300 characters; these are read many times over)."""
+    s = F.struct(*[c.alias(f"_{i}") for i, c in enumerate(cols)])
+    return F.transform(F.array(s), lambda x: fn(*[x[f"_{i}"] for i in range(len(cols))])).getItem(0)
+
+
 def make(n: Column, d: Column, e: Column) -> Column:
     return F.struct(n.alias("n"), d.alias("d"), e.cast("int").alias("e"))
 
@@ -90,25 +97,62 @@ def _finite(d: Column) -> Column:
 def read(x: Column, c: Column, codes: dict) -> Column:
     """The decimal of a bound number ``x`` of type code ``c`` (``codes``: MQL name -> code): a
     decimal rounded to 34 digits, an int or a long exactly, a double to 15 digits ties to even (as
-    ``Decimal128(double)``: its exact value rounded); NULL for a NaN or infinite double."""
+    ``Decimal128(double)``: :func:`_double_text` rounded); NULL for a NaN or infinite double."""
     dbl = V._num_double(x)
     text = (F.when(c == codes["decimal"], _decimal_text(x))
-            .when(c == codes["double"], _exact_text(dbl))
+            .when(c == codes["double"], _double_text(dbl))
             .when(c.isin(codes["int"], codes["long"]), V._tvg(x, "bigint").cast("string")))
     return rounded(parse(text), F.when(c == codes["double"], F.lit(15)).otherwise(F.lit(DIGITS)))
 
 
-def _exact_text(d: Column) -> Column:
-    """The exact decimal text of DOUBLE ``d`` (every digit of its binary value: Scala's
-    ``BigDecimal.exact``, by reflection; Java's own formatting prints the shortest text that reads
-    back as ``d``, then zeros); NULL for NaN and the infinities."""
-    return F.when(_finite(d), F.try_reflect(F.lit("scala.math.BigDecimal"), F.lit("exact"), d))
+def _product_side(x: Column, y: Column, z: Column) -> Column:
+    """The sign of ``x * y - z``, exactly, for ``z`` near ``x * y`` (Dekker's product ``p + err``
+    with no fused multiply-add; ``p - z`` is exact there)."""
+    def body(x: Column, y: Column, z: Column) -> Column:
+        def split(v: Column) -> tuple[Column, Column]:
+            c = F.lit(134217729.0) * v
+            hi = c - (c - v)
+            return hi, v - hi
+        xh, xl = split(x)
+        yh, yl = split(y)
+        p = x * y
+        err = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+        return F.signum((p - z) + err)
+    return _bind([x, y, z], body)
+
+
+def _double_text(d: Column) -> Column:
+    """17 significant digits of finite DOUBLE ``d`` (``%.16e``), their last two corrected when
+    they read ``50``: Java prints the shortest text that reads back as ``d``, then zeros, so a
+    ``5`` in 16th place may stand for a value above or below that tie. The tie ``T = (10 M + 5) *
+    10**q`` is ``K * 10**(q + 1) / 2`` with ``K = 2 M + 1`` exact in a double, so comparing ``2 |d|``
+    with ``K * 10**(q+1)`` exactly (:func:`_product_side`, powers of ten up to 10**22, i.e. ``|d|``
+    from about 1e-8 to 1e37) decides ``51`` or ``49``, and rounding to 15 digits sees the side
+    of the tie the binary value is on; outside that range a tie rounds to even. NULL for NaN and
+    the infinities."""
+    def body(t: Column, d: Column) -> Column:
+        mant = F.regexp_replace(F.substring_index(t, "e", 1), "[-.]", "")       # 17 digits
+
+        def tied(mant: Column, q1: Column) -> Column:                        # q1: q + 1
+            k = F.substr(mant, F.lit(1), F.lit(15)).cast("double") * F.lit(2.0) + F.lit(1.0)
+            twice = F.abs(d) * F.lit(2.0)
+            ten = F.pow(F.lit(10.0), F.abs(q1))
+            up = q1 >= 0        # K * 10**q1 against 2|d|, or 2|d| * 10**-q1 against K
+            side = F.when(F.abs(q1) <= 22, _product_side(F.when(up, k).otherwise(twice), ten,
+                                                          F.when(up, twice).otherwise(k))
+                          * F.when(up, F.lit(-1.0)).otherwise(F.lit(1.0)))
+            last = F.when(side > 0, F.lit("51")).when(side < 0, F.lit("49")).otherwise(F.lit("50"))
+            return F.concat(F.when(d < 0, F.lit("-")).otherwise(F.lit("")), F.substr(mant, F.lit(1), F.lit(15)),
+                            last, F.lit("E"), (q1 - 2).cast("string"))
+        tie = F.substr(mant, F.lit(16), F.lit(2)) == "50"
+        return F.when(tie, _bind([mant, F.substring_index(t, "e", -1).cast("int") - 14], tied)).otherwise(t)
+    return _bind([F.when(_finite(d), F.format_string("%.16e", d)), d], body)
 
 
 def from_double(d: Column) -> Column:
-    """The decimal of a DOUBLE column as MongoDB's ``Decimal128(double)``: its binary value
-    rounded to 15 significant digits, ties to even (NULL for NaN and the infinities)."""
-    return rounded(parse(_exact_text(d)), 15)
+    """The decimal of a DOUBLE column as MongoDB's ``Decimal128(double)``: 15 significant digits,
+    ties to even (NULL for NaN and the infinities)."""
+    return rounded(parse(_double_text(d)), 15)
 
 
 def unreadable(x: Column, c: Column, codes: dict) -> Column:
