@@ -64,7 +64,7 @@ def _positional_error(op: str, xs, cs, ok: Callable[[Column], Column], what: str
 
 def _dec_fold(xs, cs, dec_fn) -> Column:
     """The Decimal128 result of a fold (:mod:`.decimal128`; NULL for a NaN or infinite operand)."""
-    return _fold([D.read(x, c, CODE) for x, c in zip(xs, cs)], dec_fn)
+    return _fold([D.read(x, c) for x, c in zip(xs, cs)], dec_fn)
 
 
 def _numeric_fold(xs, cs, long_fn, double_fn, dec_fn) -> Column:
@@ -122,7 +122,7 @@ def _variadic(op: str, arg: Any, ctx: Ctx, identity: int, long_fn, double_fn, de
         any_null = any_([nullish(c) for c in cs])
         overflow = F.lit(False)
         if D.possible(xs):
-            overflow = any_([c == DECIMAL for c in cs]) & any_([D.unreadable(x, c, CODE) for x, c in zip(xs, cs)])
+            overflow = any_([c == DECIMAL for c in cs]) & any_([D.unreadable(x, c) for x, c in zip(xs, cs)])
         if allow_date and len(xs) > 1:
             n_dates = _fold([F.when(c == DATE, 1).otherwise(0) for c in cs], lambda a, b: a + b)
             overflow = overflow | ((n_dates == 1) & _moved_date(xs, cs).isNull())
@@ -193,7 +193,7 @@ def _num_pair_error(op: str, a, b, ca, cb) -> Column:
 def _is_zero(x: Column, c: Column) -> Column:
     if not D.possible([x]):
         return dbl(x) == 0
-    return F.when(c == DECIMAL, D.text_is_zero(x, c, CODE)).otherwise(dbl(x) == 0)
+    return F.when(c == DECIMAL, D.text_is_zero(x)).otherwise(dbl(x) == 0)
 
 
 @expression("$divide")
@@ -202,7 +202,7 @@ def divide(arg: Any, ctx: Ctx) -> Compiled:
         out = (F.when(nullish(ca) | nullish(cb), _null())
                .when(~(is_num(ca) & is_num(cb)) | _is_zero(b, cb), _null()))
         if D.possible([a, b]):
-            quotient = D.div(D.read(a, ca, CODE), D.read(b, cb, CODE))
+            quotient = D.div(D.read(a, ca), D.read(b, cb))
             out = out.when((ca == DECIMAL) | (cb == DECIMAL), D.to_variant(quotient))
         return out.otherwise(v_double(dbl(a) / dbl(b)))
 
@@ -261,7 +261,7 @@ def abs_(arg: Any, ctx: Ctx) -> Compiled:
     def value(x, c):
         out = F.when(c.isin(*INT_CODES), F.when(lng(x) != LONG_MIN, v_long(F.abs(lng(x)))))
         if D.possible([x]):
-            out = out.when(c == DECIMAL, D.to_variant(D.absolute(D.read(x, c, CODE))))
+            out = out.when(c == DECIMAL, D.to_variant(D.absolute(D.read(x, c))))
         return out.otherwise(v_double(F.abs(dbl(x))))
     return _unary("$abs", arg, ctx, value,
                   lambda x, c: F.when(c.isin(*INT_CODES) & (lng(x) == LONG_MIN),

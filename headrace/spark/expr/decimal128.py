@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from .. import values as V
 
 DIGITS = 34
+_CODE = V.CODE
 _PAT = r"^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$"
 _HALF = 35                                   # digits per half of an aligned sum
 
@@ -94,15 +95,15 @@ def _finite(d: Column) -> Column:
     return ~F.isnan(d) & (F.abs(d) != F.lit(float("inf")))
 
 
-def read(x: Column, c: Column, codes: dict) -> Column:
-    """The decimal of a bound number ``x`` of type code ``c`` (``codes``: MQL name -> code): a
+def read(x: Column, c: Column) -> Column:
+    """The decimal of a bound number ``x`` of type code ``c`` (:data:`values.CODE`): a
     decimal rounded to 34 digits, an int or a long exactly, a double to 15 digits ties to even (as
     ``Decimal128(double)``: :func:`_double_text` rounded); NULL for a NaN or infinite double."""
     dbl = V._num_double(x)
-    text = (F.when(c == codes["decimal"], _decimal_text(x))
-            .when(c == codes["double"], _double_text(dbl))
-            .when(c.isin(codes["int"], codes["long"]), V._tvg(x, "bigint").cast("string")))
-    return rounded(parse(text), F.when(c == codes["double"], F.lit(15)).otherwise(F.lit(DIGITS)))
+    text = (F.when(c == _CODE["decimal"], _decimal_text(x))
+            .when(c == _CODE["double"], _double_text(dbl))
+            .when(c.isin(_CODE["int"], _CODE["long"]), V._tvg(x, "bigint").cast("string")))
+    return rounded(parse(text), F.when(c == _CODE["double"], F.lit(15)).otherwise(F.lit(DIGITS)))
 
 
 def _product_side(x: Column, y: Column, z: Column) -> Column:
@@ -155,15 +156,15 @@ def from_double(d: Column) -> Column:
     return rounded(parse(_double_text(d)), 15)
 
 
-def unreadable(x: Column, c: Column, codes: dict) -> Column:
+def unreadable(x: Column, c: Column) -> Column:
     """Whether :func:`read` gives NULL for a number: a NaN or infinite double or decimal."""
-    return (((c == codes["double"]) & ~_finite(V._num_double(x)))
-            | ((c == codes["decimal"]) & ~_decimal_text(x).rlike(_PAT)))
+    return (((c == _CODE["double"]) & ~_finite(V._num_double(x)))
+            | ((c == _CODE["decimal"]) & ~_decimal_text(x).rlike(_PAT)))
 
 
-def text_is_zero(x: Column, c: Column, codes: dict) -> Column:
-    """Whether a number of decimal type is zero (from its text: no parse)."""
-    return (c == codes["decimal"]) & _decimal_text(x).rlike(r"^[+-]?0*\.?0*([eE][+-]?[0-9]+)?$")
+def text_is_zero(x: Column) -> Column:
+    """Whether a bound number of decimal type is zero (from its text: no parse)."""
+    return _decimal_text(x).rlike(r"^[+-]?0*\.?0*([eE][+-]?[0-9]+)?$")
 
 
 def rounded(s: Column, digits: int | Column = DIGITS, sticky: Column | None = None) -> Column:

@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 
 from ..registry import Compiled, Ctx, expression
 from ._common import (
-    CODE, compile_args, dbl, found, is_num, nullish, operands, v_double, with_codes, errors_of,
+    compile_args, dbl, found, is_num, nullish, operands, v_double, with_codes, errors_of,
 )
 from .. import values as V
 from . import decimal128 as D
@@ -63,7 +63,7 @@ def _angle(op: str, fn):
     def value(x, c):
         if not D.possible([x]):
             return v_double(fn(dbl(x)))
-        return F.when(c == DECIMAL, D.to_variant(D.mul(D.read(x, c, CODE), D.constant(factor_text)))).otherwise(
+        return F.when(c == DECIMAL, D.to_variant(D.mul(D.read(x, c), D.constant(factor_text)))).otherwise(
             v_double(fn(dbl(x))))
     return lambda arg, ctx: _unary(op, arg, ctx, value)
 
