@@ -156,6 +156,9 @@ def get_spark(master: str | None = None, app: str = "headrace", jit: str | None 
              .config("spark.sql.execution.arrow.pyspark.enabled", "true")
              # JSON objects with a repeated key keep the last value, as Python's json does
              .config("spark.sql.variant.allowDuplicateKeys", "true")
+             # window state in Parquet keeps VARIANT values as they are: a shredded column reads
+             # back with its inferred type (a decimal 7 as the integer 7, 1 as 1.000 beside 2.500)
+             .config("spark.sql.variant.writeShredding.enabled", "false")
              .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
              .config("spark.driver.memory", os.environ.get("HEADRACE_DRIVER_MEMORY", defaults.DRIVER_MEMORY))
              # deep MQL expression trees and long plan strings need more than the default stack
