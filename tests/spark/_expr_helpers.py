@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import decimal
 import math
 from typing import Any, Callable, Iterable
 
@@ -105,6 +106,8 @@ def same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, _dt.datetime):
         return a == b
+    if isinstance(a, decimal.Decimal) and (a.is_nan() or b.is_nan()):
+        return a.is_nan() and b.is_nan()
     return a == b
 
 

@@ -1,7 +1,8 @@
 """Decimal arithmetic as MongoDB's Decimal128 (``headrace/spark/expr/decimal128.py``): the exact
 result rounded to 34 significant digits, ties to even; ints and longs converted exactly, doubles
-to 15 significant digits (of their exact binary value). Checked against Python's ``decimal``
-with the same context."""
+to 15 significant digits (of their exact binary value). Rounding to a place and remainders
+(``decimal_quantize.py``) exact at any magnitude; the expression forms of ``$sum``/``$avg`` add
+as MongoDB's accumulators. Checked against Python's ``decimal`` with the same context."""
 from __future__ import annotations
 
 import decimal
@@ -130,3 +131,100 @@ def test_no_decimal_branch_where_the_types_are_known(spark):
     assert not Dec.possible([known_int, V.lit_value(2), V.lit_value(2.5)])
     assert Dec.possible([known_int, V.lit_value(D("1.5"))])
     assert Dec.possible([known_int, F.variant_get(doc, "$.b", "variant")])
+
+
+ROUNDING_CASES = [
+    # beyond DECIMAL(38,18): nothing came out (1.5E+30), or digits past the 18th place were lost
+    ({"a": D("1.5E+30")}, {"$round": ["$a", 0]}, D("1.5E+30")),
+    ({"a": D("1.5E+30")}, {"$trunc": ["$a", -19]}, D("1.5E+30")),
+    ({"a": D("2.5E-25")}, {"$round": ["$a", 25]}, D("2E-25")),
+    ({"a": D("3.5E-25")}, {"$round": ["$a", 25]}, D("4E-25")),
+    ({"a": D("-1.99E-25")}, {"$trunc": ["$a", 25]}, D("-1E-25")),
+    ({"a": D("0.1000000000000000000001")}, {"$round": ["$a", 21]}, D("0.1")),
+    ({"a": D("0.1000000000000000000006")}, {"$round": ["$a", 21]}, D("0.100000000000000000001")),
+    ({"a": D("-12.5")}, {"$round": ["$a", 0]}, D("-12")),
+    ({"a": D("-13.5")}, {"$round": "$a"}, D("-14")),
+    ({"a": D("1234.5678")}, {"$round": ["$a", -2]}, D("1.2E+3")),
+    ({"a": D("0.4")}, {"$round": ["$a", 0]}, D("0")),
+    ({"a": D("0.6")}, {"$round": ["$a", 0]}, D("1")),
+    ({"a": D("0.06")}, {"$round": ["$a", 0]}, D("0")),
+    ({"a": D("99.96")}, {"$round": ["$a", 1]}, D("100.0")),
+    ({"a": D("1E+40")}, {"$round": ["$a", 0]}, D("NaN")),       # 41 digits: MongoDB's NaN
+    ({"a": D("-2.000000000000000000000001")}, {"$ceil": "$a"}, D("-2")),
+    ({"a": D("-2.000000000000000000000001")}, {"$floor": "$a"}, D("-3")),
+    ({"a": D("2.000000000000000000000001")}, {"$ceil": "$a"}, D("3")),
+    ({"a": D("1.5E+30")}, {"$floor": "$a"}, D("1.5E+30")),
+    ({"a": D("1.55E+20"), "p": -19}, {"$round": ["$a", "$p"]}, D("1.6E+20")),
+    ({"a": D("1E-25"), "p": 30}, {"$trunc": ["$a", "$p"]}, D("1E-25")),
+    # $mod: the exact remainder, with the dividend's sign
+    ({"a": D("1.5E+30"), "b": D("7")}, {"$mod": ["$a", "$b"]}, D(1500000000000000000000000000000 % 7)),
+    ({"a": D("1E-25"), "b": D("0.3")}, {"$mod": ["$a", "$b"]}, D("1E-25")),
+    ({"a": D("-10.5"), "b": 3}, {"$mod": ["$a", "$b"]}, D("-1.5")),
+    ({"a": D("10.5"), "b": D("-3")}, {"$mod": ["$a", "$b"]}, D("1.5")),
+    ({"a": 7, "b": D("0.25")}, {"$mod": ["$a", "$b"]}, D("0")),
+    ({"a": D("0.1000000000000000000001"), "b": D("0.3")}, {"$mod": ["$a", "$b"]}, D("0.1000000000000000000001")),
+]
+
+
+def test_rounding_and_remainders(spark):
+    """``$round $trunc $ceil $floor`` of decimals as ``Decimal128::quantize``, ``$mod`` as
+    ``Decimal128::modulo``: exact at any magnitude."""
+    for c in ROUNDING_CASES:
+        validate_expression(c[1], "case")
+    check_cases(spark, ROUNDING_CASES)
+
+
+def test_random_rounding_against_decimal_module(spark):
+    """Random decimals (1-34 digits over 57 exponents) rounded to random places and divided with
+    remainder by random decimals and ints: Python's ``quantize`` and ``%`` give the same."""
+    from headrace.spark.expr import compile_expression
+    from headrace.spark.registry import Ctx
+
+    rng = random.Random(20261130)
+    docs = [{"a": _random_decimal(rng), "b": _random_decimal(rng) if rng.random() < 0.7 else rng.randint(-999, 999),
+             "p": rng.randint(-19, 60)} for _ in range(300)]
+    exprs = {"round": {"$round": ["$a", "$p"]}, "trunc": {"$trunc": ["$a", "$p"]}, "ceil": {"$ceil": "$a"},
+             "floor": {"$floor": "$a"}, "mod": {"$mod": ["$a", "$b"]}}
+
+    def col(e):
+        return lambda doc: compile_expression(e, Ctx(root=doc, meta={}).at("case")).value
+    rows = eval_columns(spark, docs, {k: col(e) for k, e in exprs.items()})
+    big = decimal.Context(prec=200, Emin=-9999, Emax=9999)
+    bad = []
+    for doc, row in zip(docs, rows):
+        a, b, p = CTX.plus(doc["a"]), CTX.plus(D(doc["b"])), doc["p"]
+        want = {}
+        for k, mode, exp in (("round", decimal.ROUND_HALF_EVEN, -p), ("trunc", decimal.ROUND_DOWN, -p),
+                             ("ceil", decimal.ROUND_CEILING, 0), ("floor", decimal.ROUND_FLOOR, 0)):
+            q = a.quantize(D(1).scaleb(exp), rounding=mode, context=big)
+            want[k] = D("NaN") if len(q.as_tuple().digits) > 34 else q
+        if b != 0:
+            want["mod"] = big.remainder(a, b)
+        for k, w in want.items():
+            got = row[k]
+            same = isinstance(got, D) and (got == w or (got.is_nan() and w.is_nan()))
+            if not same:
+                bad.append(f"{k} {doc}: got {got!r}, want {w}")
+    assert not bad, f"{len(bad)} wrong:\n" + "\n".join(bad[:20])
+
+
+SUM_CASES = [
+    # the expression forms add as the accumulators do: double-double sums, Decimal128 totals
+    ({"a": [0.1, 0.2, 0.3]}, {"$sum": "$a"}, 0.6),                        # was 0.6000000000000001
+    ({"a": [0.1, 0.2, 0.3]}, {"$avg": "$a"}, 0.19999999999999998),
+    ({}, {"$sum": [0.1, 0.2, 0.3]}, 0.6),
+    ({"a": [D("0.1000000000000000000001"), D("1E-25"), 2]}, {"$sum": "$a"}, D("2.1000000000000000000001001")),
+    ({"a": [D("0.1000000000000000000001"), D("1E-25"), 2]}, {"$avg": "$a"}, D("0.7000000000000000000000333666666667")),
+    ({"a": [D("1E+34"), D("1"), D("1"), D("-1E+34")]}, {"$sum": "$a"}, D("0")),
+    ({"a": [1, 2, "x", None]}, {"$sum": "$a"}, 3),
+    ({"a": [1, 2, "x", None]}, {"$avg": "$a"}, 1.5),
+    ({"a": 2**31 - 1, "b": 1}, {"$sum": ["$a", "$b"]}, 2**31),
+    ({"a": "x"}, {"$sum": "$a"}, 0),
+    ({"a": "x"}, {"$avg": "$a"}, None),
+]
+
+
+def test_sum_and_avg_expressions(spark):
+    for c in SUM_CASES:
+        validate_expression(c[1], "case")
+    check_cases(spark, SUM_CASES)

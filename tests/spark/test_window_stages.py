@@ -279,6 +279,14 @@ CASES = {
                     "push": {"$push": "$x"}, "pop": {"$stdDevPop": "$x"}, "samp": {"$stdDevSamp": "$x"},
                     "median": {"$median": {"input": "$x", "method": "approximate"}},
                     "pct": {"$percentile": {"input": "$x", "p": [0, 1], "method": "approximate"}}})]),
+    # Decimal128 totals: decimals added one by one in arrival order (34 digits each time), then
+    # the other numbers; 1E+34 + 1 + 1 - 1E+34 is 0 there (each + 1 rounds away)
+    Case("decimal_sums", [
+        [{"x": D("0.1000000000000000000001")}, {"x": D("1E-25")}, {"x": 2}],
+        [{"x": D("1E+34")}, {"x": D("1")}, {"x": D("1")}, {"x": D("-1E+34")}],
+        [{"x": D("19.99")}, {"x": D("19.99")}, {"x": D("19.99")}, {"x": Int64(5)}],
+        [{"x": D("1")}, {"x": D("2")}],
+    ], [("$group", {"_id": None, "sum": {"$sum": "$x"}, "avg": {"$avg": "$x"}})]),
     Case("equality", [[{"k": 1, "v": 1}, {"k": 1.0, "v": 1.0}, {"k": Int64(1), "v": Int64(1)}, {"k": "1", "v": [1, 2]},
                        {"v": [1, 2]}, {"k": None, "v": {"a": 1}}, {"k": {"a": 1}, "v": {"a": 1}}]],
          [("$group", {"_id": "$k", "set": {"$addToSet": "$v"}, "n": {"$sum": 1}})]),
@@ -529,9 +537,18 @@ def test_sum_avg_typing(res):
     assert w[3]["sum"] == 0.6 and w[3]["avg"] == 0.19999999999999998            # 0.6, not 0.6000000000000001
     assert w[4]["sum"] == 3.5 and type(w[4]["sum"]) is float
     assert w[5]["sum"] == D("4.75") and str(w[5]["sum"]) == "4.75"              # decimal wins
-    assert w[5]["avg"] == D("1.583333333333333333")
+    assert w[5]["avg"] == D("1.583333333333333333333333333333333")          # 34 digits, as Decimal128
     assert w[6]["sum"] == 0 and type(w[6]["sum"]) is int and w[6]["avg"] is None
     assert w[7]["sum"] == math.inf                  # MongoDB's double-double sum overflows to Infinity
+
+
+def test_decimal_sums_as_decimal128(res):
+    w = {i: one(res, "decimal_sums", i) for i in range(4)}
+    assert w[0]["sum"] == D("2.1000000000000000000001001")           # DECIMAL(38,18) gave 2.1
+    assert w[0]["avg"] == D("0.7000000000000000000000333666666667")
+    assert w[1]["sum"] == 0 and w[1]["avg"] == 0                      # in order, rounded each time
+    assert w[2]["sum"] == D("64.97") and w[2]["avg"] == D("16.2425")
+    assert w[3]["sum"] == D("3") and str(w[3]["sum"]) == "3" and w[3]["avg"] == D("1.5")
 
 
 def test_min_max_first_last_push_typing(res):

@@ -47,8 +47,11 @@ Semantics (MongoDB's, as documented and as its server computes them):
 - ``$stdDevPop`` / ``$stdDevSamp``: numbers as doubles, MongoDB's Welford updates in arrival
   order; null when there is no number (``$stdDevSamp``: fewer than two).
 
-Decimals are computed as ``DECIMAL(38,18)`` (as ``values.as_decimal`` reads them); decimal results
-have no trailing fractional zeros (``Decimal128("170")``, ``Decimal128("112.5")``).
+Decimals are added as MongoDB adds them: one by one in arrival order in Decimal128 (each sum
+rounded to 34 significant digits), then the other numbers' double-double sum added (an integral
+one exactly, else from its shortest text; MongoDB takes its exact binary value to 34 digits);
+``$avg`` divides that total by the count, to 34 digits. A NaN or infinite decimal gives NaN.
+Decimal results have no trailing fractional zeros (``Decimal128("170")``, ``Decimal128("112.5")``).
 
 Modules: ``base`` (the :class:`Accumulator` and :class:`Partial` types and shared column helpers),
 ``summation`` (exact totals, double-double sums, Welford states), ``numeric``, ``collecting``
@@ -62,11 +65,11 @@ from .base import Accumulator, KeyCtx, Partial, PostStep, Ref, Step, by_seq
 from .collecting import acc_add_to_set, acc_merge_objects, acc_push
 from .numeric import acc_avg, acc_count, acc_median, acc_percentile, acc_std_dev_pop, acc_std_dev_samp, acc_sum
 from .ordered import compare_keys, sort_field_key
-from .summation import DECIMAL_SCALE, dd_finish, dd_fold, dd_init, dd_sum, decimal_value, welford, welford_init
+from .summation import dd_decimals, dd_finish, dd_fold, dd_init, dd_sum, dec_fold, dec_zero, welford, welford_init
 
 __all__ = [
     "Accumulator", "KeyCtx", "Partial", "PostStep", "Ref", "Step", "by_seq", "compare_keys", "sort_field_key",
-    "DECIMAL_SCALE", "decimal_value", "dd_finish", "dd_fold", "dd_init", "dd_sum", "welford", "welford_init",
+    "dd_decimals", "dd_finish", "dd_fold", "dd_init", "dd_sum", "dec_fold", "dec_zero", "welford", "welford_init",
     "acc_add_to_set", "acc_avg", "acc_count", "acc_median", "acc_merge_objects", "acc_percentile", "acc_push",
     "acc_std_dev_pop", "acc_std_dev_samp", "acc_sum",
 ]

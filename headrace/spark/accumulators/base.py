@@ -35,12 +35,17 @@ class Partial:
     partial compact again (fold a batch's items into a running state, trim a top-n list); the
     columns they define that are not partial columns are dropped.
     ``steps``: the finalisation from a merged and posted partial (None: :attr:`Accumulator.steps`).
+    ``flag``: a boolean partial column true where a rarer kind of input was aggregated (a
+    decimal), and ``plain_steps`` the smaller finalisation for state where no row has it: the
+    engine records per state file whether any row had it (:mod:`headrace.spark.runtime.batch`).
     """
 
     merge: Mapping[str, Callable[[Ref], Column]]
     aggs: Mapping[str, Callable[[Ref], Column]] | None = None
     post: tuple[PostStep, ...] = ()
     steps: tuple[Step, ...] | None = None
+    flag: str | None = None
+    plain_steps: tuple[Step, ...] | None = None
 
 
 @dataclass(frozen=True)

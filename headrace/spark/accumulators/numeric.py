@@ -14,7 +14,8 @@ from .. import values as V
 from ..registry import Ctx, accumulator
 from .base import (Accumulator, KeyCtx, Partial, Ref, Step, _collect_seq, _compile, _emptied, _m_first, _m_flat,
                    _m_max, _m_sum, _null_or, _sub, _value, by_seq)
-from .summation import _DEC, _int_result, decimal_value, dd_finish, dd_fold, dd_init, dd_sum, welford, welford_init
+from ..expr import decimal128 as D
+from .summation import _int_result, dd_decimals, dd_finish, dd_fold, dd_init, dec_fold, dec_zero, welford, welford_init
 
 
 _NUMERIC = ("int", "long", "double", "decimal")
@@ -24,14 +25,18 @@ def _tvg(v: Column, type_: str) -> Column:
     return V._tvg(v, type_)      # an input of known type (values.facts) is read without a per-value Cast
 
 
-def _numeric_inputs(arg: Any, ctx: Ctx) -> dict[str, Any]:
-    """Input ``v`` (the value) and derived ``t`` (its MQL type name); typed reads use ``t``."""
+def _numeric_inputs(arg: Any, ctx: Ctx) -> tuple[dict[str, Any], bool]:
+    """Input ``v`` (the value) and derived ``t`` (its MQL type name); typed reads use ``t``. And
+    whether ``v`` may be a decimal (not when its type is known: :func:`decimal128.possible`)."""
     c = _compile(arg, ctx)
-    return {"inputs": {"v": c.value}, "derived": {"t": lambda r: V.type_name(r("v"))}, "error": c.error}
+    return ({"inputs": {"v": c.value}, "derived": {"t": lambda r: V.type_name(r("v"))}, "error": c.error},
+            D.possible([c.value]))
 
 
-def _numeric_aggs() -> dict[str, Callable[[Ref], Column]]:
-    """Aggregates shared by ``$sum`` and ``$avg`` over inputs ``v`` (value) and ``t`` (type)."""
+def _numeric_aggs(decimals: bool) -> dict[str, Callable[[Ref], Column]]:
+    """Aggregates shared by ``$sum`` and ``$avg`` over inputs ``v`` (value) and ``t`` (type):
+    the non-decimals for the double-double sum (``dd_items``) and, where the input may be a
+    decimal, the decimals (``dec_items``), each with its arrival ``s``."""
 
     def dd_items(r: Ref) -> Column:
         t, v = r("t"), r("v")
@@ -39,22 +44,19 @@ def _numeric_aggs() -> dict[str, Callable[[Ref], Column]]:
                         F.when(t.isin("int", "double"), _tvg(v, "double")).alias("d"))
         return F.collect_list(F.when(t.isin("int", "long", "double"), item))
 
-    def dec(r: Ref) -> Column:
-        return F.when(r("t") == "decimal", _tvg(r("v"), _DEC))
-
-    return {
+    aggs = {
         "n": lambda r: F.count(F.when(r("t").isin(*_NUMERIC), F.lit(1))),
         "has_double": lambda r: F.max(r("t") == "double"),
         "has_decimal": lambda r: F.max(r("t") == "decimal"),
         "int_total": lambda r: F.try_sum(F.when(r("t").isin("int", "long"),
                                                 _tvg(r("v"), "bigint").cast("decimal(38,0)"))),
-        "dec_total": lambda r: F.try_sum(dec(r)),
-        "dec_bad": lambda r: F.max((r("t") == "decimal") & dec(r).isNull()),
         "dd_items": dd_items,
     }
-
-
-_DEC_ERR = "decimal result out of range (DECIMAL(38,18))"
+    if decimals:
+        aggs["dec_items"] = lambda r: _collect_seq(D.read_decimal(r("v")), r("t") == "decimal")
+    else:       # the same column, empty (a partial's columns do not depend on the batch's facts)
+        aggs["dec_items"] = lambda r: _collect_seq(_no_dec(r, None), F.lit(False))
+    return aggs
 
 
 def _guarded_sum(name: str, flag: str) -> Callable[[Ref], Column]:
@@ -63,29 +65,47 @@ def _guarded_sum(name: str, flag: str) -> Callable[[Ref], Column]:
         .otherwise(F.try_sum(r(name)))
 
 
-def _numeric_partial(steps: tuple[Step, ...]) -> Partial:
+def _numeric_partial(steps: tuple[Step, ...], plain: tuple[Step, ...], decimals: bool) -> Partial:
     """``$sum``/``$avg`` kept incrementally: counts and exact totals merge by addition; the
-    double-double sum is a running state ``dd_st`` onto which each batch's numbers (``dd_items``)
-    are folded in arrival order, exactly as one pass over all the numbers would."""
-    aggs = {**_numeric_aggs(),
+    double-double sum and the decimal total are running states (``dd_st``, ``dec_st``) onto
+    which each batch's numbers (``dd_items``, ``dec_items``) are folded in arrival order, exactly
+    as one pass over all the numbers would. ``decimals`` (the batch's facts) decides only what a
+    batch collects; the merge and ``steps`` (built for decimals) serve state of any batch, and
+    ``plain`` (without the decimal total) state where no row has ``has_decimal``."""
+    aggs = {**_numeric_aggs(decimals),
             "has_int": lambda r: F.max(r("t").isin("int", "long")),
-            "dd_st": lambda r: dd_init()}
+            "dd_st": lambda r: dd_init(), "dec_st": lambda r: dec_zero()}
     merge = {"n": _m_sum("n"), "has_double": _m_max("has_double"), "has_decimal": _m_max("has_decimal"),
-             "has_int": _m_max("has_int"), "dec_bad": _m_max("dec_bad"),
-             "int_total": _guarded_sum("int_total", "has_int"), "dec_total": _guarded_sum("dec_total", "has_decimal"),
-             "dd_items": _m_flat("dd_items"), "dd_st": _m_first("dd_st")}
-    post = ({"dd_st": lambda r: dd_fold(r("dd_st"), by_seq(r("dd_items"))), "dd_items": _emptied("dd_items")},)
-    final = ({"dd": lambda r, k: dd_finish(r("dd_st"))}, *steps[1:])
-    return Partial(merge, aggs, post, final)
+             "has_int": _m_max("has_int"), "int_total": _guarded_sum("int_total", "has_int"),
+             "dd_items": _m_flat("dd_items"), "dd_st": _m_first("dd_st"),
+             "dec_items": _m_flat("dec_items"), "dec_st": _m_first("dec_st")}
+    post = {"dd_st": lambda r: dd_fold(r("dd_st"), by_seq(r("dd_items"))), "dd_items": _emptied("dd_items"),
+            "dec_st": lambda r: dec_fold(r("dec_st"), by_seq(r("dec_items"))), "dec_items": _emptied("dec_items")}
+    first = {"ddst": lambda r, k: r("dd_st"), "dsum": lambda r, k: r("dec_st")}
+    return Partial(merge, aggs, (post,), (first, *steps[1:]), flag="has_decimal",
+                   plain_steps=({"ddst": lambda r, k: r("dd_st"), "dsum": _no_dec}, *plain[1:]))
 
 
-def _dd_step(r: Ref, k: KeyCtx) -> Column:
-    return F.when(F.size(r("dd_items")) > 0, dd_sum(by_seq(r("dd_items")))).otherwise(F.lit(0.0))
+def _no_dec(r: Ref | None, k: KeyCtx | None) -> Column:
+    return F.lit(None).cast("struct<n:boolean,d:string,e:int>")
 
 
-def _dec_total_step(r: Ref, k: KeyCtx) -> Column:
-    """The decimal total including the non-decimal numbers (NULL on overflow)."""
-    return F.when(r("has_decimal"), (r("dec_total") + r("dd").try_cast(_DEC)).try_cast(_DEC))
+def _total_steps(decimals: bool) -> tuple[Step, Step]:
+    """The states from the batch's items (``ddst``, ``dsum``), then the double sum ``dd`` and
+    the decimal total ``dec`` (the decimals' plus the others' ``getDecimal()``, where there is
+    a decimal)."""
+    first = {"ddst": lambda r, k: dd_fold(dd_init(), by_seq(r("dd_items"))),
+             "dsum": (lambda r, k: dec_fold(dec_zero(), by_seq(r("dec_items")))) if decimals else _no_dec}
+    second = {"dd": lambda r, k: dd_finish(r("ddst")),
+              "dec": (lambda r, k: F.when(r("has_decimal"), dec_fold(r("dsum"), dd_decimals(r("ddst")))))
+              if decimals else _no_dec}
+    return first, second
+
+
+def _decimal_value(d: Column) -> Column:
+    """A decimal result; NaN where a decimal input was NaN or infinite (not represented). Reads
+    ``d`` once: steps collapse into one projection, where each reference repeats its tree."""
+    return F.coalesce(D.to_variant(d), F.parse_json(F.lit('{"$numberDecimal":"NaN"}')))
 
 
 @accumulator("$sum")
@@ -96,49 +116,50 @@ def acc_sum(arg: Any, ctx: Ctx) -> Accumulator:
             {"total": lambda r, k: r("n").cast("decimal(38,0)") * F.lit(arg).cast("decimal(38,0)")},
             {"value": lambda r, k: _int_result(r("total"))}), partial=Partial({"n": _m_sum("n")}))
 
-    num = _numeric_inputs(arg, ctx)
+    num, decimals = _numeric_inputs(arg, ctx)
 
-    def value(r: Ref, k: KeyCtx) -> Column:
-        return (
-            F.when(r("has_decimal"), decimal_value(r("dec")))
-            .when(r("has_double"), V.from_double(r("dd")))
-            .when(r("n") == 0, V.from_long(F.lit(0)))
-            .when(r("int_total").isNull(), V.from_double(r("dd")))
-            .otherwise(_int_result(r("int_total")))
-        )
+    def steps(dec: bool) -> tuple[Step, ...]:
+        def value(r: Ref, k: KeyCtx) -> Column:
+            return (
+                F.when(r("has_decimal"), _decimal_value(r("dec")) if dec else V.NULL)
+                .when(r("has_double"), V.from_double(r("dd")))
+                .when(r("n") == 0, V.from_long(F.lit(0)))
+                .when(r("int_total").isNull(), V.from_double(r("dd")))
+                .otherwise(_int_result(r("int_total")))
+            )
+        return (*_total_steps(dec), {"value": value})
 
-    def err(r: Ref, k: KeyCtx) -> Column:
-        return F.when(r("has_decimal") & (r("dec_bad") | r("dec").isNull()), F.lit(_DEC_ERR))
-
-    steps = ({"dd": _dd_step}, {"dec": _dec_total_step}, {"value": value, "error": err})
-    return Accumulator(aggs=_numeric_aggs(), steps=steps, partial=_numeric_partial(steps), **num)
+    return Accumulator(aggs=_numeric_aggs(decimals), steps=steps(decimals),
+                       partial=_numeric_partial(steps(True), steps(False), decimals), **num)
 
 
 @accumulator("$avg")
 def acc_avg(arg: Any, ctx: Ctx) -> Accumulator:
     """``$avg`` (see the package docstring)."""
-    num = _numeric_inputs(arg, ctx)
+    num, decimals = _numeric_inputs(arg, ctx)
 
-    def avg(r: Ref, k: KeyCtx) -> Column:
-        return F.when(r("n") > 0, (r("dec") / r("n").cast("decimal(20,0)")).try_cast(_DEC))
+    def steps(dec: bool) -> tuple[Step, ...]:
+        def avg(r: Ref, k: KeyCtx) -> Column:
+            if not dec:
+                return _no_dec(r, k)
+            count = D.make(F.lit(False), r("n").cast("string"), F.lit(0))
+            return F.when(r("has_decimal") & (r("n") > 0), D.div(r("dec"), count))
 
-    def value(r: Ref, k: KeyCtx) -> Column:
-        return (
-            F.when(r("n") == 0, V.NULL)
-            .when(r("has_decimal"), decimal_value(r("avg")))
-            .otherwise(V.from_double(r("dd") / r("n").cast("double")))
-        )
+        def value(r: Ref, k: KeyCtx) -> Column:
+            return (
+                F.when(r("n") == 0, V.NULL)
+                .when(r("has_decimal"), _decimal_value(r("avg")) if dec else V.NULL)
+                .otherwise(V.from_double(r("dd") / r("n").cast("double")))
+            )
+        return (*_total_steps(dec), {"avg": avg}, {"value": value})
 
-    def err(r: Ref, k: KeyCtx) -> Column:
-        return F.when(r("has_decimal") & (r("n") > 0) & (r("dec_bad") | r("avg").isNull()), F.lit(_DEC_ERR))
-
-    steps = ({"dd": _dd_step}, {"dec": _dec_total_step}, {"avg": avg}, {"value": value, "error": err})
-    return Accumulator(aggs=_numeric_aggs(), steps=steps, partial=_numeric_partial(steps), **num)
+    return Accumulator(aggs=_numeric_aggs(decimals), steps=steps(decimals),
+                       partial=_numeric_partial(steps(True), steps(False), decimals), **num)
 
 
 def _doubles_acc(arg: Any, ctx: Ctx, steps: tuple[Step, ...], partial: Partial | None = None) -> Accumulator:
     """Numbers as doubles in arrival order: a first step makes ``xs`` (ARRAY<DOUBLE>)."""
-    num = _numeric_inputs(arg, ctx)
+    num, _ = _numeric_inputs(arg, ctx)
 
     def items(r: Ref) -> Column:
         return _collect_seq(_tvg(r("v"), "double"), r("t").isin(*_NUMERIC) & _tvg(r("v"), "double").isNotNull())

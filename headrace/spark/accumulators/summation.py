@@ -1,6 +1,6 @@
 """Exact and running numeric states for ``$sum`` / ``$avg`` / ``$stdDev*``: integer and decimal
-results as VARIANT values, MongoDB's double-double summation and Welford's online variance, all
-folded in arrival order.
+results as VARIANT values, MongoDB's double-double summation, its Decimal128 total and Welford's
+online variance, all folded in arrival order.
 """
 from __future__ import annotations
 
@@ -8,31 +8,12 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from .. import values as V
-
-#: Largest decimal scale kept in results (inputs are read as DECIMAL(38,18)).
-DECIMAL_SCALE = 18
-_DEC = "decimal(38,18)"
-
+from ..expr import decimal128 as D
 
 def _int_result(total: Column) -> Column:
     """An exact integer total (DECIMAL(38,0)): int/long when it fits 64 bits, else a double."""
     fits = total.between(F.lit(-(2**63)), F.lit(2**63 - 1))
     return F.when(fits, V.from_long(total.cast("bigint"))).otherwise(V.from_double(total.cast("double")))
-
-
-def decimal_value(x: Column) -> Column:
-    """A DECIMAL(38,18) column as a VARIANT decimal without trailing fractional zeros.
-
-    (Spark reads VARIANT decimals with their trailing zeros stripped, so an input's own scale
-    cannot be kept: ``Decimal128("10.00") + Decimal128("5.00")`` gives ``15``, not ``15.00``.)
-    """
-    text = x.cast("string")                                   # plain: -12.340000000000000000
-    scale = F.length(F.regexp_extract(text, r"\.(\d*?)0*$", 1))
-    digits = F.concat(F.regexp_extract(text, r"^(-?\d+)", 1), F.lit("."),
-                      F.substring(F.regexp_extract(text, r"\.(\d+)$", 1), 1, DECIMAL_SCALE))
-    # JSON text with a fraction parses as a VARIANT decimal of exactly that scale
-    return F.when(x.isNotNull(), F.when(scale == 0, x.cast("decimal(38,0)").cast("variant"))
-                  .otherwise(F.parse_json(F.substring(digits, F.lit(1), F.length(digits) - DECIMAL_SCALE + scale))))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -101,3 +82,39 @@ def welford(xs: Column, init: Column | None = None) -> Column:
         return F.struct(n.alias("n"), mean.alias("mean"), m2.alias("m2"))
 
     return F.aggregate(xs, init, step)
+
+
+# ---------------------------------------------------------------------------------------------
+# MongoDB's Decimal128 total (AccumulatorSum / AccumulatorAvg): decimals added one by one in
+# arrival order, each sum rounded to 34 digits; then the other numbers' double-double sum added
+
+
+def dec_zero() -> Column:
+    return D.make(F.lit(False), F.lit("0"), F.lit(0))
+
+
+def dec_fold(init: Column, items: Column) -> Column:
+    """The decimal (:mod:`headrace.spark.expr.decimal128` struct) after adding the decimals
+    ``v`` of ``items`` (an array of ``{s, v}`` in arrival order) to ``init`` one by one;
+    NULL once one is NULL (a NaN or infinite decimal)."""
+    null = F.lit(None).cast("struct<n:boolean,d:string,e:int>")
+    return F.aggregate(items, init, lambda acc, e: F.when(acc.isNull() | e["v"].isNull(), null)
+                       .otherwise(D.add(acc, e["v"])))
+
+
+def _double_decimal(x: Column) -> Column:
+    """A finite double as a decimal: exactly when it is an integer within a long, else from its
+    shortest text (MongoDB converts its exact binary value to 34 digits)."""
+    integral = (x == F.rint(x)) & (F.abs(x) < F.lit(2.0 ** 63))
+    return D.parse(F.when(integral, x.cast("bigint").cast("string")).otherwise(x.cast("string")))   # <= 19 digits
+
+
+def dd_decimals(st: Column) -> Column:
+    """MongoDB's ``getDecimal()`` of a double-double state as the items to add to a decimal total
+    (:func:`dec_fold`): its sum and its addend, each as a decimal (NULL when the sum is NaN or
+    infinite). Added one after the other; MongoDB adds the two first, which differs only where
+    their own sum needs more than 34 digits."""
+    def items(st: Column) -> Column:
+        ok = ~F.isnan(st["sum"]) & (F.abs(st["sum"]) != F.lit(float("inf")))
+        return F.array(*[F.struct(F.when(ok, _double_decimal(st[f])).alias("v")) for f in ("sum", "addend")])
+    return V.let(st, items)

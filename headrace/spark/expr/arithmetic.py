@@ -12,8 +12,8 @@ decimal. ``$add`` takes one date plus numbers (milliseconds, doubles rounded) an
 non-numeric operands, division / modulo by zero.
 
 Decimals: ``$add $subtract $multiply $divide $abs`` compute as MongoDB's Decimal128 does, the exact
-result rounded to 34 significant digits (:mod:`.decimal128`). Deviations: ``$mod`` of
-decimals computes as DECIMAL(38,18); trailing zeros are dropped (``2.50`` prints as ``2.5``);
+result rounded to 34 significant digits (:mod:`.decimal128`); ``$mod`` gives the exact remainder
+(:mod:`.decimal_quantize`). Deviations: trailing zeros are dropped (``2.50`` prints as ``2.5``);
 integer results are ``int`` or ``long`` by magnitude only.
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$abs`` project_abs; ``$add`` addfields_scores;
@@ -31,9 +31,10 @@ from .. import values as V
 from ..hoist import shared
 from ..registry import Compiled, Ctx, expression
 from . import decimal128 as D
+from .decimal_quantize import fmod
 from ._common import (
     CODE, INT_CODES, LONG_MIN, all_, any_, compile_args, date_ms, dbl, dec, errors_of, found, is_num,
-    lng, long_or_double, nullish, operands, v_date_ms, v_decimal, v_double, v_long, with_codes,
+    lng, long_or_double, nullish, operands, v_date_ms, v_double, v_long, with_codes,
 )
 
 DATE = CODE["date"]
@@ -216,12 +217,12 @@ def divide(arg: Any, ctx: Ctx) -> Compiled:
 def mod(arg: Any, ctx: Ctx) -> Compiled:
     def value(a, b, ca, cb):
         ints = ca.isin(*INT_CODES) & cb.isin(*INT_CODES)
-        any_dec = (ca == DECIMAL) | (cb == DECIMAL)
-        return (F.when(nullish(ca) | nullish(cb), _null())
-                .when(~(is_num(ca) & is_num(cb)) | _is_zero(b, cb), _null())
-                .when(ints, v_long(F.when(lng(b) == -1, F.lit(0)).otherwise(lng(a) % lng(b))))
-                .when(any_dec, v_decimal(F.try_mod(dec(a), dec(b))))
-                .otherwise(v_double(dbl(a) % dbl(b))))
+        out = (F.when(nullish(ca) | nullish(cb), _null())
+               .when(~(is_num(ca) & is_num(cb)) | _is_zero(b, cb), _null())
+               .when(ints, v_long(F.when(lng(b) == -1, F.lit(0)).otherwise(lng(a) % lng(b)))))
+        if D.possible([a, b]):     # decimals: the exact remainder (Decimal128::modulo)
+            out = out.when((ca == DECIMAL) | (cb == DECIMAL), D.to_variant(fmod(D.read(a, ca), D.read(b, cb))))
+        return out.otherwise(v_double(dbl(a) % dbl(b)))
 
     def error(a, b, ca, cb):
         return F.coalesce(_num_pair_error("$mod", a, b, ca, cb),

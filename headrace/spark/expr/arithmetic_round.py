@@ -1,9 +1,12 @@
 """Rounding: ``$ceil $floor $round $trunc`` (``$round`` rounds half to even; ``$round`` and
 ``$trunc`` take an optional place in (-20, 100)). Integers stay integers, decimals decimals;
-a null or missing operand gives null, a non-number an error.
+a null or missing operand gives null, a non-number an error. Decimals round exactly at any
+magnitude, as MongoDB's ``Decimal128::quantize`` (:mod:`.decimal_quantize`); a result that would
+need more than 34 digits is NaN, as there.
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$ceil`` project_ceil; ``$floor``
-project_floor; ``$round`` project_round_place; ``$trunc`` project_trunc_place.
+project_floor; ``$round`` project_round_place; ``$trunc`` project_trunc_place; decimals
+project_decimal_rounding.
 """
 from __future__ import annotations
 
@@ -14,24 +17,36 @@ from pyspark.sql import functions as F
 
 from .. import values as V
 from ..registry import Compiled, Ctx, expression
-from ._common import INT_CODES, compile_args, dbl, dec, errors_of, found, is_num, lng, nullish, operands, \
-    v_decimal, v_double, v_long, with_codes
+from ._common import INT_CODES, compile_args, dbl, errors_of, found, is_num, lng, nullish, operands, v_double, \
+    v_long, with_codes
+from . import decimal128 as D
 from .arithmetic import DECIMAL, DOUBLE, _dbl_special, _unary
+from .decimal_quantize import quantize
+
+_NAN = '{"$numberDecimal":"NaN"}'
 
 
-def _ceil_floor(op: str, fn) -> Callable:
+def decimal_rounded(x: Column, exp: int | Column, mode: str) -> Column:
+    """The VARIANT of bound decimal ``x`` rounded to a multiple of ``10**exp``
+    (:func:`.decimal_quantize.quantize`); MongoDB's NaN when that needs more than 34 digits."""
+    return V.let(quantize(D.read_decimal(x), exp, mode),
+                 lambda q: F.when(q.isNull(), F.parse_json(F.lit(_NAN))).otherwise(D.to_variant(q)))
+
+
+def _ceil_floor(op: str, fn, mode: str) -> Callable:
     def impl(arg: Any, ctx: Ctx) -> Compiled:
         def value(x, c):
             d = dbl(x)
-            return (F.when(c.isin(*INT_CODES), x)
-                    .when(c == DECIMAL, v_decimal(fn(dec(x)).cast("decimal(38,18)")))
-                    .otherwise(F.when(_dbl_special(d), v_double(d)).otherwise(v_double(fn(d).cast("double")))))
+            out = F.when(c.isin(*INT_CODES), x)
+            if D.possible([x]):
+                out = out.when(c == DECIMAL, decimal_rounded(x, 0, mode))
+            return out.otherwise(F.when(_dbl_special(d), v_double(d)).otherwise(v_double(fn(d).cast("double"))))
         return _unary(op, arg, ctx, value)
     return impl
 
 
-expression("$ceil")(_ceil_floor("$ceil", F.ceil))
-expression("$floor")(_ceil_floor("$floor", F.floor))
+expression("$ceil")(_ceil_floor("$ceil", F.ceil, "ceiling"))
+expression("$floor")(_ceil_floor("$floor", F.floor, "floor"))
 
 
 def _round_like(op: str, arg: Any, ctx: Ctx, truncate: bool) -> Compiled:
@@ -40,6 +55,7 @@ def _round_like(op: str, arg: Any, ctx: Ctx, truncate: bool) -> Compiled:
     args = compile_args(ops, ctx, op)
     const_place = isinstance(place, int) and not isinstance(place, bool)
     vals = [a.value for a in args]
+    mode = "down" if truncate else "even"
 
     def rnd_dec(d: Column, p: int) -> Column:
         if truncate:
@@ -50,6 +66,8 @@ def _round_like(op: str, arg: Any, ctx: Ctx, truncate: bool) -> Compiled:
         if p >= 0:
             return l
         if truncate:
+            if -p > 18:         # beyond any long's digits
+                return F.lit(0).cast("bigint")
             m = F.lit(10 ** (-p)).cast("bigint")
             return l - (l % m)
         return F.bround(l, p).cast("bigint")
@@ -63,9 +81,10 @@ def _round_like(op: str, arg: Any, ctx: Ctx, truncate: bool) -> Compiled:
         as_double = F.when(F.isnan(d) | F.abs(d).isin(float("inf")) | dd.isNull(),
                            v_double(d if truncate or p >= 0 else F.bround(d, p))).otherwise(
             v_double(rnd_dec(dd, p).cast("double")))
-        return (F.when(c.isin(*INT_CODES), v_long(rnd_long(lng(x), p)))
-                .when(c == DECIMAL, v_decimal(rnd_dec(dec(x), p)))
-                .when(c == DOUBLE, as_double))
+        out = F.when(c.isin(*INT_CODES), v_long(rnd_long(lng(x), p)))
+        if D.possible([x]):
+            out = out.when(c == DECIMAL, decimal_rounded(x, -p, mode))
+        return out.when(c == DOUBLE, as_double)
 
     def value_dyn(xs, cs):
         x, c, pv, pc = xs[0], cs[0], xs[1], cs[1]
@@ -76,7 +95,8 @@ def _round_like(op: str, arg: Any, ctx: Ctx, truncate: bool) -> Compiled:
              else F.rint(d * scale)) / scale
         return (F.when(nullish(pc), V.NULL)
                 .when(c.isin(*INT_CODES), F.when(p >= 0, x).otherwise(v_long(r.cast("bigint"))))
-                .when(is_num(c), F.when(c == DECIMAL, v_decimal(r.cast("decimal(38,18)"))).otherwise(v_double(r))))
+                .when(c == DECIMAL, decimal_rounded(x, -p, mode))
+                .when(is_num(c), v_double(r)))
 
     value_fn = value_const if const_place else value_dyn
 

@@ -1,6 +1,8 @@
 """The expression forms of ``$sum $avg $min $max``: with one argument that is an array they
 work on its elements, with several on the arguments. ``$sum``/``$avg`` ignore non-numbers
-(``$sum`` of none is 0, ``$avg`` null), ``$min``/``$max`` ignore null and missing.
+(``$sum`` of none is 0, ``$avg`` null), ``$min``/``$max`` ignore null and missing. ``$sum`` and
+``$avg`` add as MongoDB's accumulators do: doubles in double-double precision, decimals as
+Decimal128 in order (:mod:`..accumulators.summation`); ``$sum: [0.1, 0.2, 0.3]`` is ``0.6``.
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$avg`` project_switch_avg; ``$max``
 tumbling_group; ``$min`` session_group; ``$sum`` set_scores.
@@ -14,10 +16,9 @@ from pyspark.sql import functions as F
 
 from .. import values as V
 from ..registry import Compiled, Ctx, expression
-from ._common import (
-    CODE, INT_CODES, code, compile_args, dbl, dec, errors_of, is_num, lng, nullish, operands, v_decimal,
-    v_double, v_long,
-)
+from ..accumulators import summation as S
+from ._common import CODE, INT_CODES, code, compile_args, dbl, errors_of, is_num, lng, nullish, operands, v_double
+from . import decimal128 as D
 from .arrays import _elems
 from .comparison import compare3
 
@@ -32,44 +33,51 @@ def _values_array(arg: Any, ctx: Ctx, op: str) -> tuple[Column, list[Compiled]]:
     return F.array(*[a.value for a in args]), args
 
 
-_SUM_T = "struct<l:bigint,ovf:boolean,d:double,m:decimal(38,18),hd:boolean,hm:boolean,n:bigint>"
+def _sum_parts(arr: Column) -> Column:
+    """The parts of MongoDB's sum of the numbers of ``arr`` (AccumulatorSum, in array order):
+    ``n`` numbers, ``hd``/``hm`` whether a double/decimal is among them, ``itot`` the exact total
+    of the ints and longs (NULL beyond 38 digits), ``dd`` the double-double state of the
+    non-decimals and ``decs`` the decimals (:mod:`..accumulators.summation`)."""
+    typed = F.transform(arr, lambda e: F.struct(code(e).alias("c"), e.alias("v")))
+
+    def body(t: Column) -> Column:
+        nums = F.filter(t, lambda x: x["c"].isin(*INT_CODES, CODE["double"]))
+        ints = F.filter(t, lambda x: x["c"].isin(*INT_CODES))
+        itot = F.aggregate(ints, F.lit(0).cast("decimal(38,0)"),
+                           lambda acc, x: F.try_add(acc, lng(x["v"]).cast("decimal(38,0)")).cast("decimal(38,0)"))
+        items = F.transform(nums, lambda x: F.struct(F.when(x["c"] == CODE["long"], lng(x["v"])).alias("l"),
+                                                     F.when(x["c"] != CODE["long"], dbl(x["v"])).alias("d")))
+        decs = F.transform(F.filter(t, lambda x: x["c"] == CODE["decimal"]),
+                           lambda x: F.struct(D.read_decimal(x["v"]).alias("v")))
+        return F.struct(F.size(F.filter(t, lambda x: is_num(x["c"]))).alias("n"),
+                        F.exists(t, lambda x: x["c"] == CODE["double"]).alias("hd"),
+                        F.exists(t, lambda x: x["c"] == CODE["decimal"]).alias("hm"),
+                        itot.alias("itot"), S.dd_fold(S.dd_init(), items).alias("dd"), decs.alias("decs"))
+    return V.let(typed, body)
 
 
-def _sum_struct(arr: Column) -> Column:
-    """Fold numbers: long sum (with overflow flag), double sum, decimal sum, kinds, count."""
-    zero = F.struct(F.lit(0).cast("bigint").alias("l"), F.lit(False).alias("ovf"), F.lit(0.0).alias("d"),
-                    F.lit(0).cast("decimal(38,18)").alias("m"), F.lit(False).alias("hd"), F.lit(False).alias("hm"),
-                    F.lit(0).cast("bigint").alias("n"))
+def _dec_total(s: Column) -> Column:
+    """The decimal total: the decimals added in order, then the other numbers' sum (MongoDB's
+    ``getDecimal()``), in one fold."""
+    return S.dec_fold(S.dec_zero(), F.concat(s["decs"], S.dd_decimals(s["dd"])))
 
-    def step(acc: Column, e: Column) -> Column:
-        def with_code(c: Column) -> Column:
-            num = is_num(c)
-            l_add = F.try_add(acc["l"], F.when(c.isin(*INT_CODES), lng(e)).otherwise(F.lit(0).cast("bigint")))
-            return F.struct(
-                F.when(num & c.isin(*INT_CODES), F.coalesce(l_add, acc["l"])).otherwise(acc["l"]).alias("l"),
-                (acc["ovf"] | (num & c.isin(*INT_CODES) & l_add.isNull())).alias("ovf"),
-                F.when(num, acc["d"] + dbl(e)).otherwise(acc["d"]).alias("d"),
-                F.when(num, F.coalesce(F.try_add(acc["m"], F.coalesce(dec(e), F.lit(0).cast("decimal(38,18)")))
-                                       .try_cast("decimal(38,18)"), acc["m"]))
-                 .otherwise(acc["m"]).alias("m"),
-                (acc["hd"] | (c == CODE["double"])).alias("hd"),
-                (acc["hm"] | (c == CODE["decimal"])).alias("hm"),
-                F.when(num, acc["n"] + 1).otherwise(acc["n"]).alias("n"))
-        return V.let(code(e), with_code)
 
-    return F.aggregate(arr, zero, step)
+def _dec_variant(d: Column) -> Column:
+    """A decimal result; NaN where a decimal operand was NaN or infinite (not represented)."""
+    return V.let(d, lambda d: F.when(d.isNull(), F.parse_json(F.lit('{"$numberDecimal":"NaN"}')))
+                 .otherwise(D.to_variant(d)))
 
 
 def _sum_value(s: Column) -> Column:
-    return (F.when(s["hm"], v_decimal(s["m"]))
-            .when(s["hd"] | s["ovf"], v_double(s["d"]))
-            .otherwise(v_long(s["l"])))
+    return (F.when(s["hm"], _dec_variant(_dec_total(s)))
+            .when(s["hd"] | s["itot"].isNull(), v_double(S.dd_finish(s["dd"])))
+            .otherwise(S._int_result(s["itot"])))
 
 
 @expression("$sum")
 def sum_(arg: Any, ctx: Ctx) -> Compiled:
     arr, args = _values_array(arg, ctx, "$sum")
-    return Compiled(V.let(_sum_struct(arr), _sum_value), errors_of(args))
+    return Compiled(V.let(_sum_parts(arr), _sum_value), errors_of(args))
 
 
 @expression("$avg")
@@ -77,10 +85,11 @@ def avg(arg: Any, ctx: Ctx) -> Compiled:
     arr, args = _values_array(arg, ctx, "$avg")
 
     def value(s: Column) -> Column:
+        count = D.make(F.lit(False), s["n"].cast("string"), F.lit(0))
         return (F.when(s["n"] == 0, V.NULL)
-                .when(s["hm"], v_decimal(F.try_divide(s["m"].try_cast("decimal(28,14)"), s["n"].cast("decimal(20,0)"))))
-                .otherwise(v_double(s["d"] / s["n"])))
-    return Compiled(V.let(_sum_struct(arr), value), errors_of(args))
+                .when(s["hm"], _dec_variant(D.div(_dec_total(s), count)))
+                .otherwise(v_double(S.dd_finish(s["dd"]) / s["n"].cast("double"))))
+    return Compiled(V.let(_sum_parts(arr), value), errors_of(args))
 
 
 def _min_max(op: str, sign: int):

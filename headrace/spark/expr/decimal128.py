@@ -78,10 +78,11 @@ def possible(xs) -> bool:
 def parse(t: Column) -> Column:
     """The exact decimal of a number's text (``-1.50``, ``2E+5``, ``1.5e-7``); NULL for other text."""
     def body(t: Column) -> Column:
-        sign, ip, fp, ex = (F.regexp_extract(t, _PAT, i) for i in (1, 2, 3, 4))
-        exp = F.when(ex == "", F.lit(0)).otherwise(ex.try_cast("int"))
-        ok = t.rlike(_PAT) & ((F.length(ip) + F.length(fp)) > 0) & exp.isNotNull()
-        return F.when(ok, make(sign == "-", _strip(F.concat(ip, fp)), exp - F.length(fp)))
+        def groups(sign: Column, ip: Column, fp: Column, ex: Column) -> Column:
+            exp = F.when(ex == "", F.lit(0)).otherwise(ex.try_cast("int"))
+            ok = t.rlike(_PAT) & ((F.length(ip) + F.length(fp)) > 0) & exp.isNotNull()
+            return F.when(ok, make(sign == "-", _strip(F.concat(ip, fp)), exp - F.length(fp)))
+        return _bind([F.regexp_extract(t, _PAT, i) for i in (1, 2, 3, 4)], groups)
     return V.let(t, body)
 
 
@@ -104,6 +105,11 @@ def read(x: Column, c: Column) -> Column:
             .when(c == _CODE["double"], _double_text(dbl))
             .when(c.isin(_CODE["int"], _CODE["long"]), V._tvg(x, "bigint").cast("string")))
     return rounded(parse(text), F.when(c == _CODE["double"], F.lit(15)).otherwise(F.lit(DIGITS)))
+
+
+def read_decimal(x: Column) -> Column:
+    """:func:`read` of a bound number known to be a decimal (no branch for the other types)."""
+    return rounded(parse(_decimal_text(x)))
 
 
 def _product_side(x: Column, y: Column, z: Column) -> Column:
@@ -300,8 +306,9 @@ def div(a: Column, b: Column) -> Column:
 
 
 def to_variant(s: Column) -> Column:
-    """The VARIANT of decimal ``s`` (trailing zeros dropped): a VARIANT decimal when one holds it,
-    else a ``{"$numberDecimal": text}`` wrapper in MongoDB's scientific notation."""
+    """The VARIANT of decimal ``s`` (trailing zeros dropped, an integer at scale 0): a VARIANT
+    decimal when one holds it, else a ``{"$numberDecimal": text}`` wrapper in MongoDB's
+    scientific notation."""
     def body(d0: Column, e0: Column, neg: Column) -> Column:
         trimmed = F.regexp_replace(d0, "0+$", "")
 
@@ -318,7 +325,10 @@ def to_variant(s: Column) -> Column:
             sci = F.concat(sign, F.substr(d, F.lit(1), F.lit(1)),
                            F.when(n > 1, F.concat(F.lit("."), F.substr(d, F.lit(2), n))).otherwise(F.lit("")),
                            F.lit("E"), F.when(adj >= 0, F.lit("+")).otherwise(F.lit("")), adj.cast("string"))
-            return (F.when(fits, F.try_parse_json(F.concat(sign, plain)))
+            # an integer as a scale-0 decimal (``5``, not ``5.0``: JSON text without a fraction reads as an int)
+            integer = F.concat(sign, d, F.repeat(F.lit("0"), e)).try_cast("decimal(38,0)").cast("variant")
+            return (F.when(fits & (e >= 0) & ~zero, integer)
+                    .when(fits, F.try_parse_json(F.concat(sign, plain)))
                     .otherwise(F.parse_json(F.concat(F.lit('{"$numberDecimal":"'), sci, F.lit('"}')))))
         return V.let_many([F.when(d0 == "0", d0).otherwise(trimmed),
                            e0 + F.when(d0 == "0", F.lit(0)).otherwise(F.length(d0) - F.length(trimmed))], out)

@@ -196,8 +196,12 @@ class BatchWork:
                                F.col("_seq").cast("long").alias("_seq"), "doc", "_t", "_arr")
         path = self.ckpt.state_path(self.batch_id)
         obs = Observation()     # the window starts and bounds of these rows, gathered by the write job
+        flags = self.partial.flags()
+        flagged = F.max(F.coalesce(F.greatest(*[F.col(c) for c in flags]) if len(flags) > 1 else F.col(flags[0]),
+                                   F.lit(False))) if flags else F.lit(False)
         P.pre_aggregate(framed, self.partial, self.fields).observe(
-            obs, F.collect_set("_ws").alias("starts"), F.max("_tmax").alias("mt"), F.max("_amax").alias("ma")
+            obs, F.collect_set("_ws").alias("starts"), F.max("_tmax").alias("mt"), F.max("_amax").alias("ma"),
+            flagged.alias("flagged")
         ).write.mode("overwrite").parquet(str(path))
         seen = obs.get
         if not seen["starts"]:
@@ -207,7 +211,7 @@ class BatchWork:
             return
         self.kind.register(seen, self.st)
         self.st.files.append(StateFile(self.batch_id, seen["mt"], seen["ma"], str(path),
-                                       start_bounds(seen["starts"])))
+                                       start_bounds(seen["starts"]), bool(seen["flagged"])))
         self._compact()
 
     def _compact(self) -> None:
@@ -222,7 +226,7 @@ class BatchWork:
         known = [f.starts for f in live]
         bounds = None if None in known else start_bounds([s for b in known for s in b])
         self.st.files = [StateFile(self.batch_id, max(f.max_t for f in live), max(f.max_arrival for f in live),
-                                   str(path), bounds)]
+                                   str(path), bounds, any(f.flagged for f in live))]
 
     # ---------------------------------------------------------------- closing
     def close_event_time(self, ts: TimeState) -> None:
@@ -257,15 +261,17 @@ class BatchWork:
         closing = sorted(closing, key=lambda x: (x[1], x[0], x[2]))
         # only the files that may hold rows of a closing window (their window starts' bounds)
         starts = [s for s, _, _ in closing]
-        live = [f.path for f in self.st.files if f.holds_any(starts) and Path(f.path).exists()]
+        files = [f for f in self.st.files if f.holds_any(starts) and Path(f.path).exists()]
+        live = [f.path for f in files]
         for x in closing:
             self.kind.forget(self.st, x)
         if not live:
             return
         if self.partial is not None:
             rows = P.in_windows(self.ckpt.read_state(self.spark, live), sorted(set(starts)))
-            out = run_window_pipeline(P.finish(rows, self.partial), self.w, self.after, stages=self.partial.rest,
-                                      prev=self.w.pipeline[0])
+            plain = not any(f.flagged for f in files)      # no decimal total to finish: smaller plans
+            out = run_window_pipeline(P.finish(rows, self.partial, plain), self.w, self.after,
+                                      stages=self.partial.rest, prev=self.w.pipeline[0])
             self._emit(out)
             return
         j = self.kind.frame(self.spark, self.ckpt.read_state(self.spark, live), closing)

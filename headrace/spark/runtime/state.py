@@ -39,6 +39,9 @@ class StateFile:
     # the lowest and highest start of the tumbling/hopping windows its rows belong to (None:
     # not known, as for session windows and files written before it was kept)
     starts: tuple[int, int] | None = None
+    # whether a partial row may need the full finalisation (PartialPlan.flags: a decimal total);
+    # files written before it was kept: True
+    flagged: bool = True
 
     def holds_any(self, starts: list[int]) -> bool:
         """Whether the file may hold rows of a window starting at one of ``starts``."""
@@ -46,11 +49,14 @@ class StateFile:
 
     def to_json(self) -> list:
         v = [self.batch, self.max_t, self.max_arrival, self.path]
-        return v + [list(self.starts)] if self.starts is not None else v
+        if self.starts is not None or not self.flagged:
+            v.append(list(self.starts) if self.starts is not None else None)
+        return v if self.flagged else v + [False]
 
     @classmethod
     def from_json(cls, v: list) -> "StateFile":
-        return cls(*v[:4], starts=tuple(v[4]) if len(v) > 4 and v[4] is not None else None)
+        return cls(*v[:4], starts=tuple(v[4]) if len(v) > 4 and v[4] is not None else None,
+                   flagged=bool(v[5]) if len(v) > 5 else True)
 
 
 def start_bounds(observed_starts) -> tuple[int, int] | None:

@@ -74,6 +74,10 @@ class PartialPlan:
             return out
         return env.once(self.group, build, "accumulators")
 
+    def flags(self) -> list[str]:
+        """The partial columns that mark rows needing the full finalisation (:attr:`Partial.flag`)."""
+        return [pre + a.partial.flag for _, pre, a in self.accumulators() if a.partial.flag]
+
 
 def partial_plan(w: WindowSpec) -> PartialPlan | None:
     """The window's partial plan, or None when it keeps documents (always None when the
@@ -178,9 +182,10 @@ def nullable(t):
     return t
 
 
-def finish(rows: DataFrame, plan: PartialPlan) -> DataFrame:
+def finish(rows: DataFrame, plan: PartialPlan, plain: bool = False) -> DataFrame:
     """The ``$group``'s output over stored rows of closing windows: ``_w``, ``_seq``, ``doc``,
-    ``_err`` and ``_op`` (``"$group"`` on a failed row or a group that failed)."""
+    ``_err`` and ``_op`` (``"$group"`` on a failed row or a group that failed). ``plain``: no
+    row has a :meth:`PartialPlan.flags` column set, so the accumulators' ``plain_steps`` do."""
     from ..window_stages import group_finish
 
     merged = merge(rows, plan)
@@ -188,7 +193,7 @@ def finish(rows: DataFrame, plan: PartialPlan) -> DataFrame:
     part, failed = merged.filter(F.col("_err").isNull()), merged.filter(F.col("_err").isNotNull())
     part = part.withColumn("_rerr", F.lit(None).cast("string"))
     out = group_finish(part, accs, ["_op"], _ctx_factory(), "string",
-                       steps_of=lambda a: a.partial.steps or a.steps)
+                       steps_of=lambda a: (plain and a.partial.plain_steps) or a.partial.steps or a.steps)
     return out.unionByName(failed.select("_w", "_seq", "doc", "_err", F.lit("$group").alias("_op")))
 
 

@@ -36,3 +36,26 @@ def test_window_values_keep_their_types():
     assert out["types"] == ["decimal", "int", "decimal", "decimal", "double"]
     assert out["min"] == D("1E-25")
 
+
+def _at(ms: int) -> str:
+    return ejson.format_date(ejson.millis_to_datetime(1_717_200_000_000 + ms))
+
+
+@pytest.mark.parametrize("first_batch", ["decimals", "ints"])
+def test_decimal_totals_across_batches_of_other_types(spark, first_batch):
+    """A window's ``$sum``/``$avg`` state holds a Decimal128 total only when a decimal came in;
+    state files record it, so a window is finished with the decimal total whenever any of its
+    files has one, whatever the types of the batch that closes it (here one batch of decimals
+    and one of ints, each batch's facts typing the field differently)."""
+    dec = [D("0.1000000000000000000001"), D("1E-25")]
+    ints = [2, 3]
+    batches = [dec, ints] if first_batch == "decimals" else [ints, dec]
+    docs = [{"arrival": _at(b * 20_000), "t": _at(i * 1000 + b * 2000), "k": 1, "x": x}
+            for b, xs in enumerate(batches) for i, x in enumerate(xs)]
+    docs.append({"arrival": _at(60_000), "t": _at(59_000), "k": 2, "x": 1})     # closes the window
+    pipeline = [{"$source": {"documents": docs, "timeField": {"$toDate": "$t"}, "replay": {"arrivalField": "arrival"}}},
+                {"$tumblingWindow": {"interval": {"size": 10, "unit": "second"}, "pipeline": [
+                    {"$group": {"_id": "$k", "s": {"$sum": "$x"}, "a": {"$avg": "$x"}}}]}}]
+    res = run_pipeline(pipeline, strip_meta=True)
+    first = [d for d in res.outputs if d["_id"] == 1]
+    assert first == [{"_id": 1, "s": D("5.1000000000000000000001001"), "a": D("1.275000000000000000000025025")}]

@@ -21,6 +21,10 @@ def test_bounds_round_trip_and_files_written_before_them():
     old = StateFile.from_json([3, 9_000, 9_500, "/ck/headrace/state/3.parquet"])  # an older checkpoint
     assert old.starts is None and old.holds_any([123]) and old.to_json() == [3, 9_000, 9_500, old.path]
     assert start_bounds(set()) is None and start_bounds(None) is None
+    # whether a partial row needs the full finalisation (a decimal total): unknown reads as yes
+    plain = StateFile(4, 9_000, 9_500, "/ck/headrace/state/4.parquet", None, False)
+    assert StateFile.from_json(json.loads(json.dumps(plain.to_json()))) == plain
+    assert old.flagged and f.flagged
 
 
 def _at(s: int) -> dict:
