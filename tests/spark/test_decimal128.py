@@ -228,3 +228,11 @@ def test_sum_and_avg_expressions(spark):
     for c in SUM_CASES:
         validate_expression(c[1], "case")
     check_cases(spark, SUM_CASES)
+
+
+def test_integer_constant_beyond_64_bits_is_a_double(spark):
+    """A pipeline's integer constant too long for 64 bits is a double, as in a document (the
+    constant made the processor fail with a py4j NumberFormatException)."""
+    cases = [({"a": 1}, {"$add": ["$a", 123456789012345678901234567890]}, 1.2345678901234568e29),
+             ({}, {"$type": 123456789012345678901234567890}, "double")]
+    check_cases(spark, cases)

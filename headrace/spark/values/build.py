@@ -14,7 +14,10 @@ from .base import CODE, _Const, _const, _tvg, let
 from .types import _code_of
 
 def lit_value(value: Any) -> Column:
-    """A constant of the ``headrace.ejson`` value model as a VARIANT column."""
+    """A constant of the ``headrace.ejson`` value model as a VARIANT column. An integer beyond
+    64 bits is a double, as in a document (:mod:`headrace.spark.docs`) and in MongoDB's shell."""
+    if type(value) is int and not -(2**63) <= value < 2**63:
+        value = float(value)
     col = _lit_value(value)
     try:
         col._mql_const = _Const(value)
