@@ -236,3 +236,35 @@ def test_integer_constant_beyond_64_bits_is_a_double(spark):
     cases = [({"a": 1}, {"$add": ["$a", 123456789012345678901234567890]}, 1.2345678901234568e29),
              ({}, {"$type": 123456789012345678901234567890}, "double")]
     check_cases(spark, cases)
+
+
+CONVERSION_CASES = [
+    # $toString of a decimal was its DECIMAL(38,18) text ("1.500000000000000000")
+    ({"a": D("1.5")}, {"$toString": "$a"}, "1.5"),
+    ({"a": D("100")}, {"$toString": "$a"}, "100"),
+    ({"a": D("-0.00012")}, {"$toString": "$a"}, "-0.00012"),
+    ({"a": D("1.0000000000000000000001")}, {"$toString": "$a"}, "1.0000000000000000000001"),
+    ({"a": D("1E-25")}, {"$toString": "$a"}, "1E-25"),
+    ({"a": D("-1.5E-9")}, {"$toString": "$a"}, "-1.5E-9"),
+    ({"a": D("1.5")}, {"$concat": [{"$toString": "$a"}, " EUR"]}, "1.5 EUR"),
+    # $toDecimal as Decimal128: a string to 34 digits at any magnitude, a double to 15
+    ({"a": "1.0000000000000000000001"}, {"$toDecimal": "$a"}, D("1.0000000000000000000001")),
+    ({"a": "1E+30"}, {"$toDecimal": "$a"}, D("1E+30")),
+    ({"a": "-1.5e-7"}, {"$toDecimal": "$a"}, D("-1.5E-7")),
+    ({"a": "0.12345678901234567890123456789012345678"}, {"$toDecimal": "$a"},
+     D("0.1234567890123456789012345678901235")),
+    ({"a": 0.1}, {"$toDecimal": "$a"}, D("0.1")),
+    ({"a": 1 / 3}, {"$toDecimal": "$a"}, D("0.333333333333333")),
+    ({"a": 2**62}, {"$toDecimal": "$a"}, D(2**62)),
+    ({"a": True}, {"$toDecimal": "$a"}, D("1")),
+    ({"a": float("nan")}, {"$toDecimal": "$a"}, D("NaN")),
+    ({"a": "x1"}, {"$toDecimal": "$a"}, None, "cannot convert"),
+]
+
+
+def test_decimal_conversions(spark):
+    """``$toString`` of a decimal is MongoDB's ``Decimal128::toString``; ``$toDecimal`` as
+    Decimal128 (was DECIMAL(38,18): a string's 22nd fractional digit lost, ``"1E+30"`` refused)."""
+    for c in CONVERSION_CASES:
+        validate_expression(c[1], "case")
+    check_cases(spark, CONVERSION_CASES)

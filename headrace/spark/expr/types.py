@@ -43,10 +43,11 @@ from pyspark.sql import functions as F
 from ...mql.expressions import CONVERT_TYPES
 from .. import values as V
 from . import bindata as B
+from . import decimal128 as D
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import (
     CODE, INT_CODES, bytes_of, code, compile_args, compile_child, date_ms, dbl, dec, found, is_num, lng, nullish,
-    operands, v_date_ms, v_decimal, v_double, v_long, v_string, with_codes,
+    operands, v_date_ms, v_double, v_long, v_string, with_codes,
 )
 from .strings import coerce_string
 
@@ -146,14 +147,18 @@ def _convert_plain(x: Column, c: Column, to: str, op: str) -> tuple[Column, Colu
                .when(c == CODE["date"], date_ms(x).cast("double")))
         return F.when(raw.isNotNull(), v_double(raw)), F.when(~nullish(c) & raw.isNull(), fail())
     if to == "decimal":
-        from_str = F.when(s.rlike(_FLOAT_RX), s.try_cast("decimal(38,18)"))
-        raw = (F.when(is_num(c), F.coalesce(dec(x), F.when(finite, d.try_cast("decimal(38,18)"))))
-               .when(c == CODE["bool"], F.try_variant_get(x, "$", "boolean").cast("int").cast("decimal(38,18)"))
-               .when(c == CODE["string"], from_str)
-               .when(c == CODE["date"], date_ms(x).cast("decimal(38,18)")))
+        # as Decimal128: a number's decimal (:func:`decimal128.read`: a double to 15 digits), a
+        # string's to 34 digits, a date's milliseconds; a NaN or infinite double as that decimal
+        text = (F.when(c == CODE["bool"], F.try_variant_get(x, "$", "boolean").cast("int").cast("string"))
+                .when(c == CODE["string"], F.when(s.rlike(_FLOAT_RX), s))
+                .when(c == CODE["date"], date_ms(x).cast("string")))
+        parsed = F.when(c.isin(*INT_CODES, CODE["double"]), D.read(x, c)).otherwise(D.rounded(D.parse(text)))
+        special = F.when((c == CODE["double"]) & ~finite, F.parse_json(F.concat(
+            F.lit('{"$numberDecimal":"'), F.when(F.isnan(d), F.lit("NaN")).when(d > 0, F.lit("Infinity"))
+            .otherwise(F.lit("-Infinity")), F.lit('"}'))))
         keep = F.when(c == CODE["decimal"], x)
-        return F.coalesce(keep, F.when(raw.isNotNull(), v_decimal(raw))), \
-            F.when(~nullish(c) & keep.isNull() & raw.isNull(), fail())
+        value = F.coalesce(keep, special, V.let(parsed, lambda p: F.when(p.isNotNull(), D.to_variant(p))))
+        return value, F.when(~nullish(c) & value.isNull(), fail())
     if to == "string":
         raw = (F.when(c == CODE["string"], s)
                .when(is_num(c) | (c == CODE["date"]), coerce_string(x, c))
