@@ -15,7 +15,7 @@ from ..registry import Ctx, accumulator
 from .base import (Accumulator, KeyCtx, Partial, Ref, Step, _collect_seq, _compile, _emptied, _m_first, _m_flat,
                    _m_max, _m_sum, _null_or, _sub, _value, by_seq)
 from ..expr import decimal128 as D
-from .summation import _int_result, dd_decimals, dd_finish, dd_fold, dd_init, dec_fold, dec_zero, welford, welford_init
+from .summation import int_result, dd_decimals, dd_finish, dd_fold, dd_init, dec_fold, dec_zero, welford, welford_init
 
 
 _NUMERIC = ("int", "long", "double", "decimal")
@@ -114,7 +114,7 @@ def acc_sum(arg: Any, ctx: Ctx) -> Accumulator:
     if type(arg) is int:  # a constant integer: count * arg, exactly
         return Accumulator({}, {"n": lambda r: F.count(F.lit(1))}, (
             {"total": lambda r, k: r("n").cast("decimal(38,0)") * F.lit(arg).cast("decimal(38,0)")},
-            {"value": lambda r, k: _int_result(r("total"))}), partial=Partial({"n": _m_sum("n")}))
+            {"value": lambda r, k: int_result(r("total"))}), partial=Partial({"n": _m_sum("n")}))
 
     num, decimals = _numeric_inputs(arg, ctx)
 
@@ -125,7 +125,7 @@ def acc_sum(arg: Any, ctx: Ctx) -> Accumulator:
                 .when(r("has_double"), V.from_double(r("dd")))
                 .when(r("n") == 0, V.from_long(F.lit(0)))
                 .when(r("int_total").isNull(), V.from_double(r("dd")))
-                .otherwise(_int_result(r("int_total")))
+                .otherwise(int_result(r("int_total")))
             )
         return (*_total_steps(dec), {"value": value})
 

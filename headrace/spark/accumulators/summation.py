@@ -10,7 +10,8 @@ from pyspark.sql import functions as F
 from .. import values as V
 from ..expr import decimal128 as D
 
-def _int_result(total: Column) -> Column:
+
+def int_result(total: Column) -> Column:
     """An exact integer total (DECIMAL(38,0)): int/long when it fits 64 bits, else a double."""
     fits = total.between(F.lit(-(2**63)), F.lit(2**63 - 1))
     return F.when(fits, V.from_long(total.cast("bigint"))).otherwise(V.from_double(total.cast("double")))

@@ -71,7 +71,7 @@ def _dec_variant(d: Column) -> Column:
 def _sum_value(s: Column) -> Column:
     return (F.when(s["hm"], _dec_variant(_dec_total(s)))
             .when(s["hd"] | s["itot"].isNull(), v_double(S.dd_finish(s["dd"])))
-            .otherwise(S._int_result(s["itot"])))
+            .otherwise(S.int_result(s["itot"])))
 
 
 @expression("$sum")
