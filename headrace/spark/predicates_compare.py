@@ -17,6 +17,7 @@ from .. import ejson
 from ..mql.bson import MISSING, NUMBER_TYPES, compare_single, is_nan, type_name
 from ..mql.regex import regex_literal
 from . import values as V
+from .expr import decimal128 as D
 from .predicates_base import _C, Pred, _code, all_of, false, field, nn, raw_double, true
 
 
@@ -62,12 +63,24 @@ def _num(op: str, c: Any) -> Test:
     big = c_int is not None and abs(c_int) >= _TWO53
     strict = op in ("$gt", "$lt")
 
+    exact = None           # the constant as an exact decimal, when it is an integer or a finite decimal
+    if isinstance(c, int) and not isinstance(c, bool):
+        exact = D.constant(str(int(c)))
+    elif isinstance(c, decimal.Decimal) and c.is_finite():
+        exact = D.constant(str(c))
+
     def tie(x: Column, xd: Column, code: Column | None) -> Column:
         """``op`` when ``x`` equals ``c`` as a double."""
         out = None
+        if exact is not None:   # a decimal or an integer against a decimal or integer constant: exactly
+            kind = _code_of(x, code)
+            sign = D.compare(D.read_exact(x, kind), exact)
+            out = F.when(kind.isin(_C["int"], _C["long"], _C["decimal"], _C["double"]),
+                         {"$eq": sign == 0, "$gt": sign > 0, "$gte": sign >= 0, "$lt": sign < 0, "$lte": sign <= 0}[op])
         if big:  # longs and doubles beyond 2**53 compare as integers
-            out = F.when(_code_of(x, code).isin(_C["int"], _C["long"]),
-                         _direct(F.try_variant_get(x, "$", "bigint"), F.lit(c_int), op))
+            ints = _code_of(x, code).isin(_C["int"], _C["long"])
+            direct = _direct(F.try_variant_get(x, "$", "bigint"), F.lit(c_int), op)
+            out = F.when(ints, direct) if out is None else out.when(ints, direct)
             out = out.when((_code_of(x, code) == _C["double"]) & (F.abs(xd) < F.lit(9.2e18)),
                            _direct(xd.cast("bigint"), F.lit(c_int), op))
         if cdec is not None:  # a decimal may differ below a double's precision

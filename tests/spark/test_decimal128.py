@@ -268,3 +268,43 @@ def test_decimal_conversions(spark):
     for c in CONVERSION_CASES:
         validate_expression(c[1], "case")
     check_cases(spark, CONVERSION_CASES)
+
+
+COMPARISON_CASES = [
+    # expression comparisons of decimals with decimals and integers are exact (they compared the
+    # doubles, then DECIMAL(38,18): digits past the 18th fractional place did not count)
+    ({"a": D("1.0000000000000000000001"), "b": D("1")}, {"$eq": ["$a", "$b"]}, False),
+    ({"a": D("1.0000000000000000000001"), "b": D("1")}, {"$gt": ["$a", "$b"]}, True),
+    ({"a": D("1.0000000000000000000001"), "b": 1}, {"$cmp": ["$a", "$b"]}, 1),
+    ({"a": D("-1.0000000000000000000001"), "b": -1}, {"$cmp": ["$a", "$b"]}, -1),
+    ({"a": D("123456789012345678901234567890"), "b": D("123456789012345678901234567891")},
+     {"$cmp": ["$a", "$b"]}, -1),
+    ({"a": D("9007199254740993"), "b": 9007199254740992}, {"$gt": ["$a", "$b"]}, True),
+    ({"a": D("1.50"), "b": D("1.5")}, {"$eq": ["$a", "$b"]}, True),
+    ({"a": D("1"), "b": 1}, {"$eq": ["$a", "$b"]}, True),
+    ({"a": D("0"), "b": D("-0")}, {"$eq": ["$a", "$b"]}, True),
+    ({"a": D("-2E-30"), "b": D("-1E-30")}, {"$lt": ["$a", "$b"]}, True),
+    ({"a": D("1.0000000000000000000001"), "b": [D("1"), 2]}, {"$in": ["$a", "$b"]}, False),
+    ({"a": [D("1"), D("1.0000000000000000000001"), D("0.9999999999999999999999")]}, {"$max": "$a"},
+     D("1.0000000000000000000001")),
+]
+
+
+def test_decimal_comparisons(spark):
+    for c in COMPARISON_CASES:
+        validate_expression(c[1], "case")
+    check_cases(spark, COMPARISON_CASES)
+
+
+def test_query_comparisons_with_decimal_constants(spark):
+    """``$match`` against a decimal or integer constant decides double ties exactly for decimal
+    and integer values (``1.0000000000000000000001 > 1``; ``1 == NumberDecimal("1.0")``)."""
+    from headrace.testing import run_pipeline
+
+    docs = [{"i": 1, "a": D("1.0000000000000000000001")}, {"i": 2, "a": D("1")}, {"i": 3, "a": 1},
+            {"i": 4, "a": D("0.9999999999999999999999")}, {"i": 5, "a": 1.0}]
+    got = {}
+    for name, q in {"gt": {"$gt": D("1")}, "eq": {"$eq": D("1.0")}, "lt": {"$lt": 1}, "gte_dec": {"$gte": D("1.0000000000000000000001")}}.items():
+        res = run_pipeline([{"$match": {"a": q}}], docs, strip_meta=True)
+        got[name] = sorted(d["i"] for d in res.outputs)
+    assert got == {"gt": [1], "eq": [2, 3, 5], "lt": [4], "gte_dec": [1]}

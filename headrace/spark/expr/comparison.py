@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from .. import values as V
 from ..registry import Compiled, Ctx, expression
+from . import decimal128 as D
 from ._common import CODE, INT_CODES, compile_args, dbl, dec, errors_of, lng, v_long, with_codes
 
 def compare3(a: Column, b: Column, ca: Column, cb: Column, containers: bool = True) -> Column:
@@ -35,8 +36,11 @@ def compare3(a: Column, b: Column, ca: Column, cb: Column, containers: bool = Tr
     # doubles first; exact decimals / longs break ties of large or decimal values
     num_cmp = (F.when(nan_a & nan_b, F.lit(0)).when(nan_a, F.lit(-1)).when(nan_b, F.lit(1))
                .when(ca.isin(*INT_CODES) & cb.isin(*INT_CODES), sign(lng(a), lng(b)))
-               .when(da != db_, sign(da, db_))
-               .otherwise(F.coalesce(sign(dec(a), dec(b)), F.lit(0))))
+               .when(da != db_, sign(da, db_)))
+    if D.possible([a, b]):      # a decimal against a number: exactly (a double by its shortest text)
+        exact = (ca == CODE["decimal"]) | (cb == CODE["decimal"])
+        num_cmp = num_cmp.when(exact, F.coalesce(D.compare(D.read_exact(a, ca), D.read_exact(b, cb)), F.lit(0)))
+    num_cmp = num_cmp.otherwise(F.coalesce(sign(dec(a), dec(b)), F.lit(0)))
 
     def typed(t: str) -> Column:
         return sign(F.try_variant_get(a, "$", t), F.try_variant_get(b, "$", t))

@@ -126,6 +126,37 @@ def to_string(x: Column) -> Column:
     return V.let(_decimal_text(x), body)
 
 
+def read_exact(x: Column, c: Column) -> Column:
+    """The decimal of a bound decimal, int, long or double ``x`` of type code ``c``, unrounded: a
+    decimal's or an integer's exact value, a double's too when it is an integer within a long,
+    else its shortest text (MongoDB compares a double's exact binary value); NULL for NaN and
+    the infinities."""
+    def double(d: Column) -> Column:
+        whole = (d == F.rint(d)) & (F.abs(d) < F.lit(2.0 ** 63))
+        return F.when(whole, d.cast("bigint").cast("string")).otherwise(d.cast("string"))
+    return parse(F.when(c == _CODE["decimal"], _decimal_text(x))
+                 .when(c == _CODE["double"], V.let(V._num_double(x), double))
+                 .otherwise(V._tvg(x, "bigint").cast("string")))
+
+
+def compare(a: Column, b: Column) -> Column:
+    """-1, 0 or 1 as decimal ``a`` is below, equal to or above ``b``, exactly: by sign, then the
+    exponent of the leading digit, then the digits (trailing zeros dropped); NULL when either is."""
+    def body(a: Column, b: Column) -> Column:
+        def norm(s: Column) -> tuple[Column, Column, Column]:
+            d = F.regexp_replace(s["d"], "0+$", "")
+            zero = s["d"] == "0"
+            sign = F.when(zero, F.lit(0)).when(s["n"], F.lit(-1)).otherwise(F.lit(1))
+            return sign, F.length(s["d"]) + s["e"], d         # leading digit's place, digits
+        (sa, pa, da), (sb, pb, db) = norm(a), norm(b)
+        mag = (F.when(pa != pb, F.when(pa < pb, F.lit(-1)).otherwise(F.lit(1)))
+               .when(da != db, F.when(da < db, F.lit(-1)).otherwise(F.lit(1))).otherwise(F.lit(0)))
+        return (F.when(a.isNull() | b.isNull(), F.lit(None).cast("int"))
+                .when(sa != sb, F.when(sa < sb, F.lit(-1)).otherwise(F.lit(1)))
+                .when(sa == 0, F.lit(0)).otherwise(mag * sa))
+    return V.let_many([a, b], body)
+
+
 def read_decimal(x: Column) -> Column:
     """:func:`read` of a bound number known to be a decimal (no branch for the other types)."""
     return rounded(parse(_decimal_text(x)))
