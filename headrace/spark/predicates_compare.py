@@ -72,11 +72,16 @@ def _num(op: str, c: Any) -> Test:
     def tie(x: Column, xd: Column, code: Column | None) -> Column:
         """``op`` when ``x`` equals ``c`` as a double."""
         out = None
-        if exact is not None:   # a decimal or an integer against a decimal or integer constant: exactly
+        # a decimal against an integer constant, or a number against a decimal constant: exactly
+        # (an integer or a double against an integer constant is decided below, as before)
+        dec_const = isinstance(c, decimal.Decimal)
+        if exact is not None and (dec_const or D.possible([x])):
             kind = _code_of(x, code)
             sign = D.compare(D.read_exact(x, kind), exact)
-            out = F.when(kind.isin(_C["int"], _C["long"], _C["decimal"], _C["double"]),
-                         {"$eq": sign == 0, "$gt": sign > 0, "$gte": sign >= 0, "$lt": sign < 0, "$lte": sign <= 0}[op])
+            which = kind.isin(_C["int"], _C["long"], _C["decimal"], _C["double"]) if dec_const \
+                else kind == _C["decimal"]
+            out = F.when(which, {"$eq": sign == 0, "$gt": sign > 0, "$gte": sign >= 0, "$lt": sign < 0,
+                                 "$lte": sign <= 0}[op])
         if big:  # longs and doubles beyond 2**53 compare as integers
             ints = _code_of(x, code).isin(_C["int"], _C["long"])
             direct = _direct(F.try_variant_get(x, "$", "bigint"), F.lit(c_int), op)
