@@ -228,6 +228,11 @@ def test_sum_and_avg_expressions(spark):
     for c in SUM_CASES:
         validate_expression(c[1], "case")
     check_cases(spark, SUM_CASES)
+    # doubles exactly (check_cases compares doubles to 1e-9): MongoDB's double-double sum
+    from _expr_helpers import eval_exprs
+
+    got = [v for v, _ in eval_exprs(spark, [({}, {"$sum": [0.1, 0.2, 0.3]}), ({}, {"$avg": [0.1, 0.2, 0.3]})])]
+    assert got == [0.6, 0.19999999999999998]
 
 
 def test_integer_constant_beyond_64_bits_is_a_double(spark):
