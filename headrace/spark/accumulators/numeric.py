@@ -102,12 +102,6 @@ def _total_steps(decimals: bool) -> tuple[Step, Step]:
     return first, second
 
 
-def _decimal_value(d: Column) -> Column:
-    """A decimal result; NaN where a decimal input was NaN or infinite (not represented). Reads
-    ``d`` once: steps collapse into one projection, where each reference repeats its tree."""
-    return F.coalesce(D.to_variant(d), F.parse_json(F.lit('{"$numberDecimal":"NaN"}')))
-
-
 @accumulator("$sum")
 def acc_sum(arg: Any, ctx: Ctx) -> Accumulator:
     """``$sum`` (see the package docstring)."""
@@ -121,7 +115,7 @@ def acc_sum(arg: Any, ctx: Ctx) -> Accumulator:
     def steps(dec: bool) -> tuple[Step, ...]:
         def value(r: Ref, k: KeyCtx) -> Column:
             return (
-                F.when(r("has_decimal"), _decimal_value(r("dec")) if dec else V.NULL)
+                F.when(r("has_decimal"), D.to_variant_or_nan(r("dec")) if dec else V.NULL)
                 .when(r("has_double"), V.from_double(r("dd")))
                 .when(r("n") == 0, V.from_long(F.lit(0)))
                 .when(r("int_total").isNull(), V.from_double(r("dd")))
@@ -148,7 +142,7 @@ def acc_avg(arg: Any, ctx: Ctx) -> Accumulator:
         def value(r: Ref, k: KeyCtx) -> Column:
             return (
                 F.when(r("n") == 0, V.NULL)
-                .when(r("has_decimal"), _decimal_value(r("avg")) if dec else V.NULL)
+                .when(r("has_decimal"), D.to_variant_or_nan(r("avg")) if dec else V.NULL)
                 .otherwise(V.from_double(r("dd") / r("n").cast("double")))
             )
         return (*_total_steps(dec), {"avg": avg}, {"value": value})

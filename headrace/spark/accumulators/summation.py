@@ -104,10 +104,9 @@ def dec_fold(init: Column, items: Column) -> Column:
 
 
 def _double_decimal(x: Column) -> Column:
-    """A finite double as a decimal: exactly when it is an integer within a long, else from its
-    shortest text (MongoDB converts its exact binary value to 34 digits)."""
-    integral = (x == F.rint(x)) & (F.abs(x) < F.lit(2.0 ** 63))
-    return D.parse(F.when(integral, x.cast("bigint").cast("string")).otherwise(x.cast("string")))   # <= 19 digits
+    """A finite double as a decimal (:func:`decimal128.whole_or_shortest`: at most 19 digits, no
+    rounding; MongoDB converts its exact binary value to 34 digits)."""
+    return D.parse(D.whole_or_shortest(x))
 
 
 def dd_decimals(st: Column) -> Column:

@@ -23,14 +23,10 @@ from . import decimal128 as D
 from .arithmetic import DECIMAL, DOUBLE, _dbl_special, _unary
 from .decimal_quantize import quantize
 
-_NAN = '{"$numberDecimal":"NaN"}'
-
-
 def decimal_rounded(x: Column, exp: int | Column, mode: str) -> Column:
     """The VARIANT of bound decimal ``x`` rounded to a multiple of ``10**exp``
     (:func:`.decimal_quantize.quantize`); MongoDB's NaN when that needs more than 34 digits."""
-    return V.let(quantize(D.read_decimal(x), exp, mode),
-                 lambda q: F.when(q.isNull(), F.parse_json(F.lit(_NAN))).otherwise(D.to_variant(q)))
+    return D.to_variant_or_nan(quantize(D.read_decimal(x), exp, mode))
 
 
 def _ceil_floor(op: str, fn, mode: str) -> Callable:

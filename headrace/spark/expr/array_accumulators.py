@@ -62,14 +62,8 @@ def _dec_total(s: Column) -> Column:
     return S.dec_fold(S.dec_zero(), F.concat(s["decs"], S.dd_decimals(s["dd"])))
 
 
-def _dec_variant(d: Column) -> Column:
-    """A decimal result; NaN where a decimal operand was NaN or infinite (not represented)."""
-    return V.let(d, lambda d: F.when(d.isNull(), F.parse_json(F.lit('{"$numberDecimal":"NaN"}')))
-                 .otherwise(D.to_variant(d)))
-
-
 def _sum_value(s: Column) -> Column:
-    return (F.when(s["hm"], _dec_variant(_dec_total(s)))
+    return (F.when(s["hm"], D.to_variant_or_nan(_dec_total(s)))
             .when(s["hd"] | s["itot"].isNull(), v_double(S.dd_finish(s["dd"])))
             .otherwise(S.int_result(s["itot"])))
 
@@ -87,7 +81,7 @@ def avg(arg: Any, ctx: Ctx) -> Compiled:
     def value(s: Column) -> Column:
         count = D.make(F.lit(False), s["n"].cast("string"), F.lit(0))
         return (F.when(s["n"] == 0, V.NULL)
-                .when(s["hm"], _dec_variant(D.div(_dec_total(s), count)))
+                .when(s["hm"], D.to_variant_or_nan(D.div(_dec_total(s), count)))
                 .otherwise(v_double(S.dd_finish(s["dd"]) / s["n"].cast("double"))))
     return Compiled(V.let(_sum_parts(arr), value), errors_of(args))
 

@@ -126,16 +126,29 @@ def to_string(x: Column) -> Column:
     return V.let(_decimal_text(x), body)
 
 
+def whole_or_shortest(d: Column) -> Column:
+    """The text of a finite DOUBLE ``d``: its integer when it is one within a long (exact), else
+    its shortest text (MongoDB would take its exact binary value)."""
+    def body(d: Column) -> Column:
+        whole = (d == F.rint(d)) & (F.abs(d) < F.lit(2.0 ** 63))
+        return F.when(whole, d.cast("bigint").cast("string")).otherwise(d.cast("string"))
+    return V.let(d, body)
+
+
+def to_variant_or_nan(s: Column) -> Column:
+    """:func:`to_variant` of decimal ``s``; MongoDB's NaN where ``s`` is NULL (a NaN or infinite
+    operand, or a rounding that needs more than 34 digits: not represented here)."""
+    return V.let(s, lambda s: F.when(s.isNull(), F.parse_json(F.lit('{"$numberDecimal":"NaN"}')))
+                 .otherwise(to_variant(s)))
+
+
 def read_exact(x: Column, c: Column) -> Column:
     """The decimal of a bound decimal, int, long or double ``x`` of type code ``c``, unrounded: a
     decimal's or an integer's exact value, a double's too when it is an integer within a long,
     else its shortest text (MongoDB compares a double's exact binary value); NULL for NaN and
     the infinities."""
-    def double(d: Column) -> Column:
-        whole = (d == F.rint(d)) & (F.abs(d) < F.lit(2.0 ** 63))
-        return F.when(whole, d.cast("bigint").cast("string")).otherwise(d.cast("string"))
     return parse(F.when(c == _CODE["decimal"], _decimal_text(x))
-                 .when(c == _CODE["double"], V.let(V._num_double(x), double))
+                 .when(c == _CODE["double"], whole_or_shortest(V._num_double(x)))
                  .otherwise(V._tvg(x, "bigint").cast("string")))
 
 
