@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 from . import values as V
 from .ctxvar import bound
 
-__all__ = ["Hoister", "shared", "hoisted_python"]
+__all__ = ["Hoister", "shared", "hoisted_python", "hoistable"]
 
 _PREFIX = "_h"
 _REFS = re.compile(r"(?<![\w'])_h\d+(?![\w'])")
@@ -146,6 +146,12 @@ class Hoister:
         if code is None:
             code = self._codes[name] = self._place(V._code_of(F.col(name)))
         return F.col(code)
+
+
+def hoistable() -> bool:
+    """Whether :func:`hoisted_python` can place a column here: a stage's hoister is active and no
+    lambda body is being built."""
+    return SHARE.get() is not None and not _in_lambda_body()
 
 
 def hoisted_python(col: Column, op: str, where: str) -> Column:

@@ -313,3 +313,43 @@ def test_query_comparisons_with_decimal_constants(spark):
         res = run_pipeline([{"$match": {"a": q}}], docs, strip_meta=True)
         got[name] = sorted(d["i"] for d in res.outputs)
     assert got == {"gt": [1], "eq": [2, 3, 5], "lt": [4], "gte_dec": [1]}
+
+
+A = "0.9272952180016122324285124629224288"      # the manual's angle of the 3-4-5 triangle
+TRANSCENDENTAL_CASES = [
+    ({"a": D(A)}, {"$sin": "$a"}, D("0.8")),
+    ({"a": D(A)}, {"$tan": "$a"}, D("1.333333333333333333333333333333333")),
+    ({"a": D(A), "h": D("5")}, {"$multiply": [{"$cos": "$a"}, "$h"]}, D("3")),
+    ({"y": D("4"), "x": D("3")}, {"$atan2": ["$y", "$x"]}, D("0.9272952180016122324285124629224287")),
+    # one decimal operand: the other converted (an int exactly, a double to 15 digits)
+    ({"y": 4, "x": D("3")}, {"$atan2": ["$y", "$x"]}, D("0.9272952180016122324285124629224287")),
+    ({"y": D("4"), "x": 3.0}, {"$atan2": ["$y", "$x"]}, D("0.9272952180016122324285124629224287")),
+    ({"a": D("2")}, {"$sqrt": "$a"}, D("1.414213562373095048801688724209698")),
+    ({"a": D("10")}, {"$ln": "$a"}, D("2.302585092994045684017991454684364")),
+    ({"a": D("1000")}, {"$log10": "$a"}, D("3")),
+    ({"a": D("1E-30")}, {"$asinh": "$a"}, D("1E-30")),
+    ({"a": D("20000")}, {"$sinh": "$a"}, D("Infinity")),
+    ({"a": D("-1")}, {"$acos": "$a"}, D("3.141592653589793238462643383279503")),
+    # outside the domain by less than a double sees
+    ({"a": D("1.0000000000000000000000001")}, {"$acos": "$a"}, None, "out of its domain"),
+    ({"a": D("-1E-40")}, {"$sqrt": "$a"}, None, "$sqrt"),
+    # doubles stay doubles
+    ({"a": 0.5}, {"$sin": "$a"}, 0.479425538604203),
+    ({"a": None}, {"$sin": "$a"}, None),
+]
+
+
+def test_transcendental_operators_of_decimals(spark):
+    """``$sin`` ... ``$atanh``, ``$atan2``, ``$sqrt $exp $ln $log10`` of a decimal: Decimal128's
+    34 digits (headrace.mql.decimal_math, computed per Arrow batch) where a stage hoists."""
+    check_cases(spark, TRANSCENDENTAL_CASES)
+
+
+def test_transcendental_operators_without_a_hoister(spark):
+    """Inside a lambda body (and where no stage hoists: windows) Python cannot run: the double
+    result as a decimal of 15 digits, as before."""
+    check_cases(spark, [
+        ({"a": [D(A)]}, {"$map": {"input": "$a", "in": {"$tan": "$$this"}}}, [D("1.33333333333333")]),
+        ({"a": D("1.0000000000000000000000001")}, {"$map": {"input": [1], "in": {"$acos": "$a"}}}, [D("0")]),
+    ])
+    check_cases(spark, [({"a": D(A)}, {"$tan": "$a"}, D("1.33333333333333"))], hoist=False)

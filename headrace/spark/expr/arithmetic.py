@@ -30,7 +30,9 @@ from pyspark.sql import functions as F
 from .. import values as V
 from ..hoist import shared
 from ..registry import Compiled, Ctx, expression
+from ...mql import decimal_math
 from . import decimal128 as D
+from . import decimal_exact
 from .decimal_quantize import fmod
 from ._common import (
     CODE, INT_CODES, LONG_MIN, all_, any_, compile_args, date_ms, dbl, dec, errors_of, found, is_num,
@@ -233,9 +235,10 @@ def mod(arg: Any, ctx: Ctx) -> Compiled:
 # --------------------------------------------------------------------------------- unary
 
 
-def _unary(op: str, arg: Any, ctx: Ctx, value_fn, extra_error=None) -> Compiled:
-    """``value_fn(x, c)`` for bound numbers; null for null/missing; error for non-numbers."""
-    args = compile_args(operands(arg), ctx, op)
+def _unary(op: str, arg: Any, ctx: Ctx, value_fn, extra_error=None, args=None) -> Compiled:
+    """``value_fn(x, c)`` for bound numbers; null for null/missing; error for non-numbers
+    (``args``: the operand already compiled)."""
+    args = args or compile_args(operands(arg), ctx, op)
     v = args[0].value
 
     def value(xs, cs):
@@ -270,20 +273,32 @@ def abs_(arg: Any, ctx: Ctx) -> Compiled:
 
 
 def _double_fn(op: str, fn, domain=None, domain_msg: str = "") -> Callable:
-    """A double-valued function (decimal in, decimal out)."""
+    """A double-valued function; a decimal input gives a decimal: MongoDB's Decimal128 result
+    where :mod:`.decimal_exact` computes it, else the double result as a decimal of 15 digits (as
+    MongoDB converts doubles)."""
     def impl(arg: Any, ctx: Ctx) -> Compiled:
+        args = compile_args(operands(arg), ctx, op)
+        exact = None
+        if op in decimal_math.FUNCTIONS:
+            args, exact = decimal_exact.exact(op, args, ctx)
+
         def value(x, c):
             d = dbl(x)
             r = fn(d)
             ok = domain(d) | F.isnan(d) if domain is not None else F.lit(True)
-            # a decimal input: the double result as a decimal, as MongoDB converts doubles (15 digits)
             if not D.possible([x]):
                 return F.when(ok, v_double(r))
-            return F.when(ok, F.when(c == DECIMAL, D.to_variant(D.from_double(r))).otherwise(v_double(r)))
+            dec = D.to_variant(D.from_double(r))
+            if exact is not None:
+                dec = F.when(exact.ok, exact.value()).otherwise(dec)
+            return F.when(ok, F.when(c == DECIMAL, dec).otherwise(v_double(r)))
         extra = None
         if domain is not None:
             def extra(x, c):
                 d = dbl(x)
-                return F.when(~(domain(d) | F.isnan(d)), F.concat(F.lit(domain_msg), found(x, c)))
-        return _unary(op, arg, ctx, value, extra)
+                out = ~(domain(d) | F.isnan(d))
+                if exact is not None:      # a decimal just outside, which its double is not
+                    out = out | ((c == DECIMAL) & exact.outside_domain)
+                return F.when(out, F.concat(F.lit(domain_msg), found(x, c)))
+        return _unary(op, arg, ctx, value, extra, args=args)
     return impl

@@ -1,6 +1,8 @@
 """Powers, roots, exponentials and logarithms: ``$sqrt $pow $exp $ln $log $log10 $sigmoid``. The
-result is a double (a decimal for decimal input; ``$pow`` of integers stays an integer while
-exact); a null or missing operand gives null. Errors (the row goes to the DLQ): non-numeric
+result is a double (a decimal for decimal input: ``$sqrt $exp $ln $log10`` in Decimal128 to 34
+digits where a stage's hoister runs (:mod:`.decimal_exact`), else and for ``$pow $log $sigmoid``
+the double's decimal of 15 digits; ``$pow`` of integers stays an integer while exact); a null or
+missing operand gives null. Errors (the row goes to the DLQ): non-numeric
 operands, ``$sqrt`` of a negative, logarithms of non-positive numbers (or a base of 1), ``$pow``
 of 0 to a negative power.
 

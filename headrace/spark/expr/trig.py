@@ -1,19 +1,22 @@
 """Trigonometry: ``$sin $cos $tan $asin $acos $atan $atan2 $sinh $cosh $tanh $asinh $acosh
 $atanh $degreesToRadians $radiansToDegrees``.
 
-MongoDB semantics: null or missing gives null; a non-number is an error; the result is a double
-(a decimal for decimal input: ``$degreesToRadians`` and ``$radiansToDegrees`` in Decimal128, as
-MongoDB; the others in double precision, given as a decimal of 15 significant digits as MongoDB
-converts a double); ``$asin``/``$acos`` outside [-1, 1], ``$acosh`` below 1 and
-``$atanh`` outside [-1, 1] are errors (the row goes to the DLQ); NaN stays NaN.
+MongoDB semantics: null or missing gives null; a non-number is an error; the result is a double,
+and a decimal for a decimal input, computed in Decimal128 to 34 digits: ``$degreesToRadians`` and
+``$radiansToDegrees`` with MongoDB's constant in Catalyst; the others in Python
+(:mod:`.decimal_exact`, where a stage's hoister runs; elsewhere the double result given as a
+decimal of 15 significant digits, as MongoDB converts a double); ``$asin``/``$acos`` outside
+[-1, 1], ``$acosh`` below 1 and ``$atanh`` outside [-1, 1] are errors (the row goes to the DLQ);
+NaN stays NaN.
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$sin`` addfields_sin; ``$cos`` addfields_cos;
-``$tan`` addfields_tan; ``$degreesToRadians`` addfields_degreestoradians; ``$atan2`` addfields_atan2
-(known difference: the manual's Decimal128 result has 34 digits, headrace's 16);
-``$radiansToDegrees`` addfields_radianstodegrees (known difference: the manual prints
+``$tan`` addfields_tan; ``$degreesToRadians`` addfields_degreestoradians; ``$atan2`` addfields_atan2;
+``$acos`` addfields_acos; ``$acosh`` addfields_acosh; ``$asin`` addfields_asin; ``$asinh``
+addfields_asinh; ``$atan`` addfields_atan; ``$atanh`` addfields_atanh; ``$cosh`` addfields_cosh;
+``$sinh`` addfields_sinh; ``$tanh`` addfields_tanh (each also in degrees: ``*_degrees``);
+``$radiansToDegrees`` addfields_radianstodegrees (the manual prints
 ``90.00000000000000000000000000000000`` where Decimal128 arithmetic with MongoDB's constant gives
-``90.00000000000000000000000000000003``). No golden case yet: ``$acos`` ``$acosh`` ``$asin``
-``$asinh`` ``$atan`` ``$atanh`` ``$cosh`` ``$sinh`` ``$tanh``.
+``90.00000000000000000000000000000003``).
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from ._common import (
 )
 from .. import values as V
 from . import decimal128 as D
+from . import decimal_exact
 from .arithmetic import _double_fn, _unary
 
 DECIMAL = V.CODE["decimal"]
@@ -75,12 +79,16 @@ for _op in _DEC_FACTORS:
 @expression("$atan2")
 def atan2(arg: Any, ctx: Ctx) -> Compiled:
     args = compile_args(operands(arg), ctx, "$atan2")
+    args, exact = decimal_exact.exact("$atan2", args, ctx)
 
     def value(xs, cs):
         r = F.atan2(dbl(xs[0]), dbl(xs[1]))
         num = v_double(r)
         if D.possible(xs):
-            num = F.when((cs[0] == DECIMAL) | (cs[1] == DECIMAL), D.to_variant(D.from_double(r))).otherwise(num)
+            dec = D.to_variant(D.from_double(r))
+            if exact is not None:
+                dec = F.when(exact.ok, exact.value()).otherwise(dec)
+            num = F.when((cs[0] == DECIMAL) | (cs[1] == DECIMAL), dec).otherwise(num)
         return F.when(nullish(cs[0]) | nullish(cs[1]), V.NULL).when(is_num(cs[0]) & is_num(cs[1]), num)
 
     def error(xs, cs):

@@ -1,0 +1,116 @@
+"""Decimal128 results of the transcendental operators, computed in Python.
+
+MongoDB computes ``$sin $cos $tan $asin $acos $atan $atan2 $sinh $cosh $tanh $asinh $acosh
+$atanh $sqrt $exp $ln $log10`` of a decimal in Decimal128, to 34 digits; Catalyst has none of
+these for decimals. :func:`exact` gives, for an operator's compiled operands, the result's text
+from :func:`headrace.mql.decimal_math.compute`, as a pandas UDF over each Arrow batch in a column
+the stage's hoister computes before its projection (:func:`headrace.spark.hoist.hoisted_python`).
+Rows whose operand is not a finite decimal (for ``$atan2``: neither operand) pass NULL, which the
+function passes over. Where no hoister runs (inside ``$map``/``$filter``/``$reduce``/``$let``
+bodies, a window's accumulators, ``$source.timeField``), or where the batch's facts type the
+operands as other numbers, there is no UDF and the operators keep the double path: a decimal
+input's result is the double's decimal of 15 digits (README, "Decimals").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pandas as pd
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.functions import pandas_udf
+
+from .. import values as V
+from ..hoist import hoistable, hoisted_python, shared
+from ..registry import Compiled, Ctx
+from . import decimal128 as D
+from ._common import code
+
+DECIMAL = V.CODE["decimal"]
+
+
+def _apply(op: str, *cols: pd.Series) -> pd.Series:
+    """One Arrow batch: the result text per row; None for a NULL operand or outside the
+    domain; ``""`` where the computation failed (the caller keeps the double path)."""
+    from ...mql.decimal_math import compute
+
+    def one(*texts):
+        if any(t is None for t in texts):
+            return None
+        try:
+            return compute(op, *texts)
+        except Exception:  # noqa: BLE001 - never fails the batch; the double path answers
+            return ""
+    return pd.Series([one(*ts) for ts in zip(*cols)], index=cols[0].index, dtype=object)
+
+
+def _udf(op: str, n: int):
+    if n == 1:
+        def one(a: pd.Series) -> pd.Series:
+            return _apply(op, a)
+        return pandas_udf(one, "string")
+
+    def two(a: pd.Series, b: pd.Series) -> pd.Series:
+        return _apply(op, a, b)
+    return pandas_udf(two, "string")
+
+
+@dataclass(frozen=True)
+class Exact:
+    """The text given to Python (``arg``: NULL where the row is not computed there) and the
+    result's text (``out``)."""
+    arg: Column
+    out: Column
+
+    @property
+    def ok(self) -> Column:
+        return self.out.isNotNull() & (self.out != "")
+
+    @property
+    def outside_domain(self) -> Column:
+        return self.arg.isNotNull() & self.out.isNull()
+
+    def value(self) -> Column:
+        """The VARIANT of the result: a decimal, or a ``{"$numberDecimal"}`` wrapper for an
+        infinity."""
+        t = self.out
+        return (F.when(t.rlike("^-?[0-9]"), D.to_variant(D.parse(t)))
+                .otherwise(F.parse_json(F.concat(F.lit('{"$numberDecimal":"'), t, F.lit('"}')))))
+
+
+def _finite_decimal_text(x: Column, c: Column) -> Column:
+    t = D._decimal_text(x)
+    return F.when((c == DECIMAL) & t.rlike("[0-9]"), t)
+
+
+def _as_decimal_text(x: Column, c: Column) -> Column:
+    """A finite decimal's text, an integer's, a double's decimal of 15 digits (``Decimal128(double)``);
+    NULL for NaN, the infinities and non-numbers."""
+    s = D.read(x, c)
+    return F.when(c == DECIMAL, _finite_decimal_text(x, c)).otherwise(
+        F.when(s.isNotNull(), F.concat(F.when(s["n"], F.lit("-")).otherwise(F.lit("")), s["d"], F.lit("E"),
+                                       s["e"].cast("string"))))
+
+
+def exact(op: str, args: list[Compiled], ctx: Ctx) -> tuple[list[Compiled], Exact | None]:
+    """The compiled operands ``args``, their values computed once per row (a hoisted column, read
+    by the UDF and by the operator's own value), and the Python-computed decimal result of
+    ``op`` over them; ``args`` as they are and None where it cannot run here (see the module
+    docstring) or no operand may be a decimal."""
+    if not D.possible([a.value for a in args]) or not hoistable():
+        return args, None
+    args = [replace(a, value=shared(a.value)) for a in args]
+    values = [a.value for a in args]
+    codes = [code(v) for v in values]
+    if len(values) == 1:
+        texts = [_finite_decimal_text(values[0], codes[0])]
+    else:
+        any_dec = F.lit(False)
+        for c in codes:
+            any_dec = any_dec | (c == DECIMAL)
+        texts = [F.when(any_dec, _as_decimal_text(v, c)) for v, c in zip(values, codes)]
+    arg = texts[0]
+    for t in texts[1:]:
+        arg = F.when(t.isNotNull(), arg)
+    where = f"{ctx.where}.{op}" if ctx.where else op
+    return args, Exact(arg, hoisted_python(_udf(op, len(texts))(*texts), op, where))
