@@ -292,13 +292,11 @@ def _double_fn(op: str, fn, domain=None, domain_msg: str = "") -> Callable:
             if exact is not None:
                 dec = F.when(exact.ok, exact.value()).otherwise(dec)
             return F.when(ok, F.when(c == DECIMAL, dec).otherwise(v_double(r)))
-        extra = None
-        if domain is not None:
-            def extra(x, c):
-                d = dbl(x)
-                out = ~(domain(d) | F.isnan(d))
-                if exact is not None:      # a decimal just outside, which its double is not
-                    out = out | ((c == DECIMAL) & exact.outside_domain)
-                return F.when(out, F.concat(F.lit(domain_msg), found(x, c)))
-        return _unary(op, arg, ctx, value, extra, args=args)
+        def outside(x, c):
+            d = dbl(x)
+            out = ~(domain(d) | F.isnan(d))
+            if exact is not None:      # a decimal just outside, which its double is not
+                out = out | ((c == DECIMAL) & exact.outside_domain)
+            return F.when(out, F.concat(F.lit(domain_msg), found(x, c)))
+        return _unary(op, arg, ctx, value, outside if domain is not None else None, args=args)
     return impl
