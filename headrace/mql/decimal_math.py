@@ -1,15 +1,16 @@
 """Decimal128 results of MongoDB's transcendental operators, for decimal inputs.
 
 MongoDB computes ``$sin $cos $tan $asin $acos $atan $atan2 $sinh $cosh $tanh $asinh $acosh
-$atanh $sqrt $exp $ln $log10`` of a Decimal128 in Decimal128 (Intel's decimal library): 34
-significant digits, where a double input gives a double. Here each is computed with Python's
-:mod:`decimal` at :data:`GUARD` digits beyond 34 and rounded once to 34 digits, ties to even, in
-Decimal128's exponent range (an overflow gives an infinity). ``$sqrt $exp $ln $log10`` are
-correctly rounded (the :mod:`decimal` module's own); the others are within a unit in the 34th
-digit of the exact value, and so may differ there from MongoDB's, which is not always correctly
-rounded either (``atan2(4, 3)``: ``0.9272952180016122324285124629224288`` to 34 digits, the manual's
-``...287``, which is ``atan`` of ``4 / 3`` rounded to 34 digits: so ``$atan2`` divides first, as
-MongoDB does).
+$atanh $sqrt $exp $ln $log10 $log $pow`` of a Decimal128 in Decimal128 (Intel's decimal
+library): 34 significant digits, where a double input gives a double. Here each is computed with
+Python's :mod:`decimal` at :data:`GUARD` digits beyond 34 and rounded once to 34 digits, ties to
+even, in Decimal128's exponent range (an overflow gives an infinity). ``$sqrt $exp $ln $log10``
+are correctly rounded (the :mod:`decimal` module's own; ``$pow`` almost always, and ``$log``
+divides the two rounded natural logarithms, as MongoDB); the others are within a unit in the
+34th digit of the exact value, and so may differ there from MongoDB's, which is not always
+correctly rounded either (``atan2(4, 3)`` is ``0.9272952180016122324285124629224288`` to 34
+digits, the manual's ``...287`` is ``atan`` of ``4 / 3`` rounded to 34 digits: so ``$atan2``
+divides first, as MongoDB does).
 
 :func:`compute` takes the operands' decimal texts and gives the result's text
 (``"0.8000000000000000000000000000000000"``, ``"1.2E+20"``, ``"Infinity"``, ``"NaN"``), or
@@ -220,6 +221,9 @@ FUNCTIONS: dict[str, Callable[..., Decimal | None]] = {
     "$exp": lambda x: _OUT.exp(x),
     "$ln": _domain(lambda x: x > 0, lambda x: _OUT.ln(x)),
     "$log10": _domain(lambda x: x > 0, lambda x: _OUT.log10(x)),
+    # MongoDB: Decimal128::logarithm(base) divides the two natural logarithms, each rounded
+    "$log": lambda x, b: (_OUT.divide(_OUT.ln(x), _OUT.ln(b)) if x > 0 and b > 0 and b != 1 else None),
+    "$pow": lambda b, e: _OUT.power(b, e),
 }
 
 

@@ -353,3 +353,17 @@ def test_transcendental_operators_without_a_hoister(spark):
         ({"a": D("1.0000000000000000000000001")}, {"$map": {"input": [1], "in": {"$acos": "$a"}}}, [D("0")]),
     ])
     check_cases(spark, [({"a": D(A)}, {"$tan": "$a"}, D("1.33333333333333"))], hoist=False)
+
+
+def test_pow_and_log_of_decimals(spark):
+    """``$pow`` and ``$log`` with a decimal operand: Decimal128's result (they gave the double's
+    binary artefacts as DECIMAL(38,18): 1.1 squared was 1.210000000000000200)."""
+    check_cases(spark, [
+        ({"a": D("1.1")}, {"$pow": ["$a", 2]}, D("1.21")),
+        ({"a": D("2")}, {"$pow": ["$a", 0.5]}, D("1.414213562373095048801688724209698")),
+        ({"a": 10}, {"$pow": ["$a", D("-2")]}, D("0.01")),
+        ({"a": D("100")}, {"$log": ["$a", 10]}, D("2")),
+        ({"a": D("8")}, {"$log": ["$a", D("2")]}, D("3")),
+        ({"a": D("0")}, {"$pow": ["$a", -1]}, None, "base of 0"),
+        ({"a": 2, "b": 3}, {"$pow": ["$a", "$b"]}, 8),
+    ])

@@ -144,8 +144,8 @@ def multiply(arg: Any, ctx: Ctx) -> Compiled:
     return _variadic("$multiply", arg, ctx, 1, F.try_multiply, lambda a, b: a * b, D.mul, False)
 
 
-def _binary(op: str, arg: Any, ctx: Ctx, value_fn, error_fn) -> Compiled:
-    args = compile_args(operands(arg), ctx, op)
+def _binary(op: str, arg: Any, ctx: Ctx, value_fn, error_fn, args=None) -> Compiled:
+    args = args or compile_args(operands(arg), ctx, op)
     vals = [a.value for a in args]
     value = with_codes(vals, lambda xs, cs: value_fn(xs[0], xs[1], cs[0], cs[1]))
     err = with_codes(vals, lambda xs, cs: error_fn(xs[0], xs[1], cs[0], cs[1]))

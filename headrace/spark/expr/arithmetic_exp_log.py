@@ -1,8 +1,8 @@
 """Powers, roots, exponentials and logarithms: ``$sqrt $pow $exp $ln $log $log10 $sigmoid``. The
-result is a double (a decimal for decimal input: ``$sqrt $exp $ln $log10`` in Decimal128 to 34
-digits where a stage's hoister runs (:mod:`.decimal_exact`), else and for ``$pow $log $sigmoid``
-the double's decimal of 15 digits; ``$pow`` of integers stays an integer while exact); a null or
-missing operand gives null. Errors (the row goes to the DLQ): non-numeric
+result is a double (a decimal when an operand is a decimal: ``$sqrt $exp $ln $log10 $log $pow``
+in Decimal128 to 34 digits where a stage's hoister runs (:mod:`.decimal_exact`), else and for
+``$sigmoid`` the double's decimal of 15 digits; ``$pow`` of integers stays an integer while
+exact); a null or missing operand gives null. Errors (the row goes to the DLQ): non-numeric
 operands, ``$sqrt`` of a negative, logarithms of non-positive numbers (or a base of 1), ``$pow``
 of 0 to a negative power.
 
@@ -17,7 +17,11 @@ from typing import Any
 from pyspark.sql import functions as F
 
 from ..registry import Compiled, Ctx, expression
-from ._common import INT_CODES, dbl, found, is_num, nullish, v_decimal, v_double, v_long
+from pyspark.sql import Column
+
+from . import decimal128 as D
+from . import decimal_exact
+from ._common import INT_CODES, compile_args, dbl, found, is_num, nullish, operands, v_double, v_long
 from .arithmetic import DECIMAL, _TWO53, _binary, _double_fn, _null, _num_pair_error
 
 
@@ -31,14 +35,23 @@ expression("$log10")(_double_fn("$log10", F.log10, lambda d: d > 0,
 expression("$sigmoid")(_double_fn("$sigmoid", lambda d: F.lit(1.0) / (F.lit(1.0) + F.exp(-d))))
 
 
+def _decimal_result(r: Column, exact) -> Column:
+    """A decimal operand's result: MongoDB's Decimal128 one where :mod:`.decimal_exact` computes
+    it, else the double result as a decimal of 15 digits (as MongoDB converts a double)."""
+    dec = D.to_variant(D.from_double(r))
+    return dec if exact is None else F.when(exact.ok, exact.value()).otherwise(dec)
+
+
 @expression("$log")
 def log(arg: Any, ctx: Ctx) -> Compiled:
+    args, exact = decimal_exact.exact("$log", compile_args(operands(arg), ctx, "$log"), ctx)
+
     def value(a, b, ca, cb):
         x, base = dbl(a), dbl(b)
         r = F.log(x) / F.log(base)
         ok = is_num(ca) & is_num(cb) & (((x > 0) & (base > 0) & (base != 1)) | F.isnan(x) | F.isnan(base))
         return (F.when(nullish(ca) | nullish(cb), _null())
-                .when(ok, F.when((ca == DECIMAL) | (cb == DECIMAL), v_decimal(r.try_cast("decimal(38,18)")))
+                .when(ok, F.when((ca == DECIMAL) | (cb == DECIMAL), _decimal_result(r, exact))
                       .otherwise(v_double(r))))
 
     def error(a, b, ca, cb):
@@ -50,11 +63,13 @@ def log(arg: Any, ctx: Ctx) -> Compiled:
                    F.concat(F.lit("$log's argument must be a positive number, found "), found(a, ca))),
             F.when(nums & ~F.isnan(base) & ((base <= 0) | (base == 1)),
                    F.concat(F.lit("$log's base must be a positive number not equal to 1, found "), found(b, cb))))
-    return _binary("$log", arg, ctx, value, error)
+    return _binary("$log", arg, ctx, value, error, args=args)
 
 
 @expression("$pow")
 def pow_(arg: Any, ctx: Ctx) -> Compiled:
+    args, exact = decimal_exact.exact("$pow", compile_args(operands(arg), ctx, "$pow"), ctx)
+
     def value(a, b, ca, cb):
         base, e = dbl(a), dbl(b)
         r = F.pow(base, e)
@@ -65,11 +80,11 @@ def pow_(arg: Any, ctx: Ctx) -> Compiled:
                 .when(~(is_num(ca) & is_num(cb)), _null())
                 .when((base == 0) & (e < 0), _null())
                 .when(ints, int_result)
-                .when((ca == DECIMAL) | (cb == DECIMAL), v_decimal(r.try_cast("decimal(38,18)")))
+                .when((ca == DECIMAL) | (cb == DECIMAL), _decimal_result(r, exact))
                 .otherwise(v_double(r)))
 
     def error(a, b, ca, cb):
         return F.coalesce(_num_pair_error("$pow", a, b, ca, cb),
                           F.when(is_num(ca) & is_num(cb) & (dbl(a) == 0) & (dbl(b) < 0),
                                  F.lit("$pow cannot take a base of 0 and a negative exponent")))
-    return _binary("$pow", arg, ctx, value, error)
+    return _binary("$pow", arg, ctx, value, error, args=args)

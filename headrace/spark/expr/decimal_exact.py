@@ -1,15 +1,16 @@
 """Decimal128 results of the transcendental operators, computed in Python.
 
 MongoDB computes ``$sin $cos $tan $asin $acos $atan $atan2 $sinh $cosh $tanh $asinh $acosh
-$atanh $sqrt $exp $ln $log10`` of a decimal in Decimal128, to 34 digits; Catalyst has none of
-these for decimals. :func:`exact` gives, for an operator's compiled operands, the result's text
-from :func:`headrace.mql.decimal_math.compute`, as a pandas UDF over each Arrow batch in a column
-the stage's hoister computes before its projection (:func:`headrace.spark.hoist.hoisted_python`).
-Rows whose operand is not a finite decimal (for ``$atan2``: neither operand) pass NULL, which the
-function passes over. Where no hoister runs (inside ``$map``/``$filter``/``$reduce``/``$let``
-bodies, a window's accumulators, ``$source.timeField``), or where the batch's facts type the
-operands as other numbers, there is no UDF and the operators keep the double path: a decimal
-input's result is the double's decimal of 15 digits (README, "Decimals").
+$atanh $sqrt $exp $ln $log10 $log $pow`` of a decimal in Decimal128, to 34 digits; Catalyst has
+none of these for decimals. :func:`exact` gives, for an operator's compiled operands, the
+result's text from :func:`headrace.mql.decimal_math.compute`, as a pandas UDF over each Arrow
+batch in a column the stage's hoister computes before its projection
+(:func:`headrace.spark.hoist.hoisted_python`). Rows whose operand is not a finite decimal (for
+``$atan2 $log $pow``: neither operand) pass NULL, which the function passes over. Where no
+hoister runs (inside ``$map``/``$filter``/``$reduce``/``$let`` bodies, a window's accumulators,
+``$source.timeField``), or where the batch's facts type the operands as other numbers, there is
+no UDF and the operators keep the double path: a decimal input's result is the double's decimal
+of 15 digits (README, "Decimals").
 """
 from __future__ import annotations
 
