@@ -15,7 +15,7 @@ import pytest
 
 from headrace.spark.windows import partial as P
 
-import test_window_stages as TWS
+import _window_stage_cases as TWS
 from _window_helpers import SCHEMA, Out, apply_stages, case_rows
 
 pytestmark = pytest.mark.spark
