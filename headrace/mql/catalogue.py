@@ -32,13 +32,14 @@ TOP_OPERATORS = frozenset({"$and", "$or", "$nor", "$expr", "$jsonSchema", "$comm
 FIELD_OPERATORS = frozenset({
     "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$not", "$exists", "$type",
     "$regex", "$options", "$elemMatch", "$size", "$all", "$mod",
+    "$bitsAllSet", "$bitsAllClear", "$bitsAnySet", "$bitsAnyClear",
 })
+BIT_OPERATORS = frozenset({"$bitsAllSet", "$bitsAllClear", "$bitsAnySet", "$bitsAnyClear"})
 NOT_SUPPORTED_TOP = frozenset({"$text", "$where", "$sampleRate", "$alwaysTrue", "$alwaysFalse",
                                "$ref", "$id", "$db", "$atomic", "$isolated"})
 NOT_SUPPORTED_FIELD = frozenset({
     "$geoWithin", "$geoIntersects", "$near", "$nearSphere", "$within", "$box", "$center",
     "$centerSphere", "$geometry", "$maxDistance", "$minDistance", "$polygon", "$uniqueDocs",
-    "$bitsAllSet", "$bitsAllClear", "$bitsAnySet", "$bitsAnyClear",
 })
 
 
@@ -118,3 +119,28 @@ def c_mod(a: int, b: int) -> int:
         return 0
     r = abs(a) % abs(b)
     return -r if a < 0 else r
+
+
+def bit_positions(arg: Any) -> list[int]:
+    """The bit positions a (validated) ``$bitsAllSet``/``$bitsAnySet``/``$bitsAllClear``/
+    ``$bitsAnyClear`` argument names: a non-negative integer bitmask (its set bits), an array of
+    positions, or binData (bit ``8 * i + j`` is bit ``j`` of byte ``i``)."""
+    if isinstance(arg, list):
+        return sorted({int(p) for p in arg})
+    if isinstance(arg, (bytes, bytearray)):
+        return [8 * i + j for i, byte in enumerate(bytes(arg)) for j in range(8) if byte >> j & 1]
+    mask = int(arg)
+    return [j for j in range(mask.bit_length()) if mask >> j & 1]
+
+
+def bits_match(op: str, bits: "int | bytes", positions: list[int]) -> bool:
+    """Whether a value's bits (a 64-bit integer, two's complement, or binData's bytes) satisfy
+    ``op`` at ``positions``: beyond 64 bits a negative integer's bits are set, binData's past its
+    end clear."""
+    def is_set(p: int) -> bool:
+        if isinstance(bits, int):
+            return bits < 0 if p >= 64 else bool(bits >> p & 1)
+        return p // 8 < len(bits) and bool(bits[p // 8] >> (p % 8) & 1)
+    states = [is_set(p) for p in positions]
+    return {"$bitsAllSet": all(states), "$bitsAnySet": any(states),
+            "$bitsAllClear": not any(states), "$bitsAnyClear": not all(states)}[op]

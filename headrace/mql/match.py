@@ -37,7 +37,7 @@ from .bson import (
     type_set,
 )
 from .catalogue import (
-    c_mod, is_all_elem_match, is_elem_match_value, is_operator_doc, mod_args, operator_error, regex_of,
+    BIT_OPERATORS, bit_positions, bits_match, c_mod, is_all_elem_match, is_elem_match_value, is_operator_doc, mod_args, operator_error, regex_of,
 )
 from .jsonschema import schema_matches
 from .paths import iter_path
@@ -182,6 +182,8 @@ def _single(v: Any, op: str, val: Any, opdoc: dict, env: Env) -> bool:
         return isinstance(v, list) and len(v) == int(val)
     if op == "$mod":
         return _mod_single(v, val)
+    if op in BIT_OPERATORS:
+        return _bits_single(v, op, val)
     if op == "$elemMatch":
         return _elem_match_single(v, val, env)
     if op == "$all":
@@ -233,6 +235,19 @@ def _regex_single(v: Any, rx: tuple[str, str]) -> bool:
 
 
 
+
+
+def _bits_single(v: Any, op: str, arg: Any) -> bool:
+    """A number that is an integer within 64 bits, or binData, tested bit by bit; else no match."""
+    if isinstance(v, (bytes, bytearray)):
+        return bits_match(op, bytes(v), bit_positions(arg))
+    if not is_number(v) or isinstance(v, bool):
+        return False
+    if isinstance(v, float) and not math.isfinite(v) or isinstance(v, decimal.Decimal) and not v.is_finite():
+        return False
+    if v != int(v) or not INT64_MIN <= int(v) <= INT64_MAX:
+        return False
+    return bits_match(op, int(v), bit_positions(arg))
 
 
 def _mod_single(v: Any, arg: list) -> bool:

@@ -5,16 +5,17 @@
 - ``QUERY_UNKNOWN_OPERATOR``: an operator MongoDB does not have (``{a: {$foo: 1}}``), or a field
   operator mixed with field names (``{a: {$gt: 1, b: 2}}``).
 - ``QUERY_NOT_SUPPORTED_YET``: a real MongoDB query operator headrace does not implement
-  (``$text``, ``$where``, geospatial and bitwise operators, ...).
+  (``$text``, ``$where``, geospatial operators, ...).
 - ``QUERY_BAD_ARGS``: a supported operator with a wrong argument, saying what was expected and
   what was found (``$in`` needs an array, ``$size`` a non-negative integer, ``$mod``
-  ``[divisor, remainder]``, ``$regex`` a valid pattern, ``$type`` known type aliases ...).
+  ``[divisor, remainder]``, ``$bitsAllSet`` a non-negative bitmask, bit positions or binData, ``$regex`` a valid pattern, ``$type`` known type aliases ...).
 
 ``path`` is where the query sits in the stage (e.g. ``"$match"``); error paths extend it with
 field and operator names (``"$match.age.$gt"``, ``"$match.$or.1.qty"``).
 
 Supported: ``$eq $ne $gt $gte $lt $lte $in $nin $and $or $nor $not $exists $type $regex
-$options $expr $elemMatch $size $all $mod $jsonSchema $comment``.
+$options $expr $elemMatch $size $all $mod $bitsAllSet $bitsAnySet $bitsAllClear $bitsAnyClear
+$jsonSchema $comment``.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from typing import Any
 from ..errors import PipelineError
 from .bson import TYPE_ALIASES, TYPE_CODES, is_number
 from .catalogue import (
-    FIELD_OPERATORS, is_all_elem_match, is_elem_match_value, is_operator_doc, operator_error,
+    BIT_OPERATORS, FIELD_OPERATORS, is_all_elem_match, is_elem_match_value, is_operator_doc, operator_error,
 )
 from .expressions import validate_expression
 from .jsonschema import validate_schema
@@ -169,6 +170,9 @@ def _validate_op(op: str, val: Any, ops: dict, q: str) -> None:  # noqa: C901 - 
     if op == "$mod":
         _validate_mod(val, q)
         return
+    if op in BIT_OPERATORS:
+        _validate_bits(op, val, q)
+        return
     if op == "$all":
         if not isinstance(val, list):
             raise _bad(q, "$all needs an array", "an array", val)
@@ -237,6 +241,30 @@ def _validate_mod(val: Any, q: str) -> None:
             raise _bad(_join(q, i), f"malformed mod, {what} value is out of the 64-bit integer range", expected, val)
     if int(val[0]) == 0:
         raise _bad(_join(q, 0), "divisor cannot be 0", expected, val)
+
+
+def _validate_bits(op: str, val: Any, q: str) -> None:
+    expected = "a non-negative integer bitmask, an array of bit positions or binData"
+    if isinstance(val, (bytes, bytearray)):
+        return
+    if isinstance(val, list):
+        for i, p in enumerate(val):
+            if not is_number(p) or _nan_or_inf(p) or p != int(p):
+                raise _bad(_join(q, i), f"{op}: bit positions must be integers", "a non-negative integer", p)
+            if p < 0:
+                raise _bad(_join(q, i), f"{op}: bit positions cannot be negative", "a non-negative integer", p)
+            if int(p) > 2**31 - 1:
+                raise _bad(_join(q, i), f"{op}: bit positions cannot be represented by a 32-bit signed integer",
+                           "a non-negative integer", p)
+        return
+    if not is_number(val) or isinstance(val, bool):
+        raise _bad(q, f"{op} takes an array, a number or binData", expected, val)
+    if _nan_or_inf(val) or val != int(val):
+        raise _bad(q, f"{op}: the bitmask must be an integer", expected, val)
+    if val < 0:
+        raise _bad(q, f"{op}: the bitmask must be non-negative", expected, val)
+    if int(val) >= _INT64:
+        raise _bad(q, f"{op}: the bitmask must be representable as a 64-bit integer", expected, val)
 
 
 def _validate_type(val: Any, q: str) -> None:

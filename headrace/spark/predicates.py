@@ -12,7 +12,8 @@ blocks that queries (:mod:`headrace.spark.query`) and ``$jsonSchema``
   documents use ``values.compare``.
 - :func:`regex_pred` runs a Java regex translated from PCRE
   (:func:`headrace.mql.regex.translate_regex`); :func:`in_pred`, :func:`type_pred`,
-  :func:`mod_pred`, :func:`size_pred` are ``$in``, ``$type``, ``$mod`` and ``$size``.
+  :func:`mod_pred`, :func:`size_pred`, :func:`bits_pred` are ``$in``, ``$type``, ``$mod``,
+  ``$size`` and the ``$bits*`` tests.
 
 The building blocks are in :mod:`.predicates_base`, path iteration in :mod:`.predicates_paths`,
 comparisons in :mod:`.predicates_compare` and the other operators in :mod:`.predicates_ops`;
@@ -22,11 +23,11 @@ from __future__ import annotations
 
 from .predicates_base import Pred, all_of, any_of, false, field, nn, raw_double, true
 from .predicates_compare import Test, cmp_pred, eq_value
-from .predicates_ops import eq_or_regex, in_pred, mod_pred, regex_pred, size_pred, type_pred, type_test
+from .predicates_ops import bits_pred, eq_or_regex, in_pred, mod_pred, regex_pred, size_pred, type_pred, type_test
 from .predicates_paths import path_test
 
 __all__ = [
     "true", "false", "Pred", "nn", "all_of", "any_of", "field", "raw_double", "path_test",
     "cmp_pred", "eq_value", "eq_or_regex", "regex_pred", "in_pred", "type_test", "type_pred",
-    "mod_pred", "size_pred", "Test",
+    "mod_pred", "size_pred", "bits_pred", "Test",
 ]

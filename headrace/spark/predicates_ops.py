@@ -1,7 +1,8 @@
 """The other query operators on one value: ``$regex`` (:func:`regex_pred`, a Java regex
 translated from PCRE), ``$in`` (:func:`in_pred`, with :func:`eq_or_regex` for one item),
-``$type`` (:func:`type_test`, :func:`type_pred`), ``$mod`` (:func:`mod_pred`) and ``$size``
-(:func:`size_pred`). Part of :mod:`headrace.spark.predicates`, which re-exports it.
+``$type`` (:func:`type_test`, :func:`type_pred`), ``$mod`` (:func:`mod_pred`), ``$size``
+(:func:`size_pred`) and the bit tests ``$bitsAllSet $bitsAnySet $bitsAllClear $bitsAnyClear``
+(:func:`bits_pred`). Part of :mod:`headrace.spark.predicates`, which re-exports it.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pyspark.sql import functions as F
 
 from .. import ejson
 from ..mql.bson import NUMBER_TYPES, type_set
-from ..mql.catalogue import mod_args
+from ..mql.catalogue import bit_positions, mod_args
 from ..mql.regex import regex_literal, translate_regex
 from . import values as V
 from .predicates_base import _C, Pred, _code, any_of, nn
@@ -82,3 +83,61 @@ def mod_pred(arg: list) -> Pred:
 
 def size_pred(n: Any) -> Pred:
     return Pred(lambda x: nn(F.size(V.array_elems(x)) == F.lit(int(n))), False)
+
+
+def _int64(x: Column, code: Column) -> Column:
+    """A number's value as a BIGINT when it is an integer within 64 bits (a double or decimal
+    without a fraction), else NULL."""
+    xd = F.try_variant_get(x, "$", "double")
+    dec = F.try_variant_get(x, "$", "decimal(38,18)")
+    return (F.when(code.isin(_C["int"], _C["long"]), F.try_variant_get(x, "$", "bigint"))
+            .when((code == _C["double"]) & (xd == F.floor(xd)) & (xd >= F.lit(-9.223372036854775808e18))
+                  & (xd < F.lit(9.223372036854775808e18)), xd.cast("bigint"))
+            .when((code == _C["decimal"]) & (dec == F.floor(dec)), dec.try_cast("bigint")))
+
+
+def bits_pred(op: str, arg: Any) -> Pred:
+    """``$bitsAllSet``/``$bitsAnySet``/``$bitsAllClear``/``$bitsAnyClear`` at the positions
+    ``arg`` names (:func:`headrace.mql.catalogue.bit_positions`): an integer within 64 bits as
+    two's complement (past bit 63 a negative number's bits are set), binData byte by byte (bit
+    ``8 i + j`` is bit ``j`` of byte ``i``; clear past its end); other values never match."""
+    positions = bit_positions(arg)
+    every = op in ("$bitsAllSet", "$bitsAllClear")
+    want_set = op in ("$bitsAllSet", "$bitsAnySet")
+    low = sum(1 << p for p in positions if p < 64)
+    high = any(p >= 64 for p in positions)
+    mask = F.lit(low - (1 << 64) if low >= 1 << 63 else low).cast("bigint")
+    by_byte: dict[int, int] = {}
+    for p in positions:
+        by_byte[p // 8] = by_byte.get(p // 8, 0) | 1 << (p % 8)
+
+    def combine(tests: list[Column]) -> Column:
+        out = tests[0]
+        for t in tests[1:]:
+            out = (out & t) if every else (out | t)
+        return out
+
+    def number(t: Column) -> Column:
+        anded = t.bitwiseAND(mask)
+        tests = [(anded == mask) if want_set else (anded == 0)] if every else [
+            (anded != 0) if want_set else (anded != mask)]
+        if high:
+            tests.append((t < 0) if want_set else (t >= 0))
+        return combine(tests) if low or not high else tests[-1]
+
+    def binary(b: Column) -> Column:
+        tests = []
+        for i, m in sorted(by_byte.items()):
+            v = F.when(F.length(b) > i, F.conv(F.hex(F.substring(b, i + 1, 1)), 16, 10).cast("int")).otherwise(0)
+            anded = v.bitwiseAND(F.lit(m))
+            tests.append((anded == m if want_set else anded == 0) if every else
+                         (anded != 0 if want_set else anded != m))
+        return combine(tests)
+
+    def with_code(x: Column, code: Column) -> Column:
+        if not positions:      # no bit to test: "all" holds, "any" does not
+            ok = F.lit(every)
+            return nn(F.when(code.isin(_C["binData"]) | _int64(x, code).isNotNull(), ok))
+        return nn(F.when(code == _C["binData"], binary(V.bin_bytes(x)))
+                  .otherwise(V.let(_int64(x, code), lambda t: F.when(t.isNotNull(), number(t)))))
+    return Pred(lambda x: V.let(_code(x), lambda code: with_code(x, code)), False)

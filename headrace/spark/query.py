@@ -47,7 +47,9 @@ match_exists_false; ``$expr`` match_expr; ``$gt`` match_not; ``$gte`` match_or_r
 match_in; ``$jsonSchema`` validate_dlq; ``$lt`` match_nor; ``$lte`` match_lte; ``$mod`` match_mod;
 ``$ne`` match_ne; ``$nin`` match_nin; ``$nor`` match_nor; ``$not`` match_not; ``$options``
 match_regex_options; ``$or`` match_or_range; ``$regex`` match_regex_suffix; ``$size`` match_size;
-``$type`` match_type_number.
+``$type`` match_type_number; ``$bitsAllSet`` match_bitsallset_positions; ``$bitsAnySet``
+match_bitsanyset_int; ``$bitsAllClear`` match_bitsallclear_bindata; ``$bitsAnyClear``
+match_bitsanyclear_positions.
 """
 from __future__ import annotations
 
@@ -58,13 +60,13 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from ..mql.bson import true_value
-from ..mql.catalogue import is_all_elem_match, is_elem_match_value, is_operator_doc, operator_error, regex_of
+from ..mql.catalogue import BIT_OPERATORS, is_all_elem_match, is_elem_match_value, is_operator_doc, operator_error, regex_of
 from ..mql.regex import regex_literal
 from . import values as V
 from .expr import compile_expression
 from .jsonschema import compile_schema
 from .predicates import (
-    Pred, all_of, any_of, cmp_pred, eq_or_regex, false, in_pred, mod_pred, nn, path_test, regex_pred,
+    Pred, all_of, any_of, bits_pred, cmp_pred, eq_or_regex, false, in_pred, mod_pred, nn, path_test, regex_pred,
     size_pred, true, type_pred,
 )
 from .predicates_order import eq_in_order, order_matters, ordered_path_test
@@ -98,6 +100,8 @@ def value_predicate(op: str, val: Any, opdoc: dict, ctx: Ctx) -> Pred:
         return size_pred(val)
     if op == "$mod":
         return mod_pred(val)
+    if op in BIT_OPERATORS:
+        return bits_pred(op, val)
     if op == "$elemMatch":
         return elem_match_pred(val, ctx)
     if op == "$all":
@@ -180,7 +184,7 @@ def _positive(op: str):
     return fn
 
 
-for _op in ("$gt", "$gte", "$lt", "$lte", "$type", "$regex", "$size", "$mod", "$elemMatch"):
+for _op in ("$gt", "$gte", "$lt", "$lte", "$type", "$regex", "$size", "$mod", "$elemMatch", *sorted(BIT_OPERATORS)):
     query_operator(_op)(_positive(_op))
 
 

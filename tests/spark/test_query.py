@@ -201,7 +201,7 @@ EDGE_DOCS = [
     {"a": OID_A}, {"a": OID_B}, {"a": b"\x02"}, {"a": b"\x01\x00"}, {"a": True}, {"a": "é"}, {"a": "É"},
     {"a": "line1\nline2"}, {"a": {"0": "x", "b": 1}}, {"a": [{"0": "y"}, "z"]}, {"a": [[1, 2], [3]]},
     {"a": [1, [2, [3]]]}, {"a": {"b": [{"c": [1, 2]}, {"c": 3}]}}, {"a": [{"b": [{"c": 4}]}]},
-    {"a": "2024-01-01"},
+    {"a": "2024-01-01"}, {"a": -5}, {"a": Int64(-2**63)}, {"a": 6.0}, {"a": decimal.Decimal("6")},
 ]
 EDGE_QUERIES = [
     {"a": float("nan")}, {"a": {"$gte": float("nan")}}, {"a": {"$lt": 0}}, {"a": {"$gt": -1e308}},
@@ -222,6 +222,9 @@ EDGE_QUERIES = [
     {"a": {"$elemMatch": {"0": "y"}}}, {"a": {"$all": [[3]]}}, {"a": {"$in": [None, 1]}},
     {"a": {"$nin": [None, "é"]}}, {"a": {"$not": {"$type": "number"}}}, {"a": {"$lt": "2025"}},
     {"a": {"$gte": {}}}, {"a": {"$lt": []}},
+    {"a": {"$bitsAllSet": [1]}}, {"a": {"$bitsAnySet": 6}}, {"a": {"$bitsAllClear": [0, 70]}},
+    {"a": {"$bitsAnyClear": b"\x03"}}, {"a": {"$bitsAllSet": [63]}}, {"a": {"$bitsAllSet": []}},
+    {"a": {"$bitsAnySet": [9, 70]}}, {"a": {"$not": {"$bitsAllClear": 1}}},
 ]
 
 

@@ -22,6 +22,7 @@ Golden cases (``tests/golden/cases/<name>.json``): ``$abs`` project_abs; ``$add`
 """
 from __future__ import annotations
 
+import datetime
 from typing import Any, Callable
 
 from pyspark.sql import Column
@@ -82,12 +83,37 @@ def _numeric_fold(xs, cs, long_fn, double_fn, dec_fn) -> Column:
     return out
 
 
+def _rounded_ms(x: Column, c: Column) -> Column:
+    """A number as milliseconds to add to a date: a double or decimal rounded half away from
+    zero (``llround``)."""
+    return (F.when(c == DOUBLE, F.round(dbl(x)).try_cast("bigint"))
+            .when(c == DECIMAL, F.round(dec(x)).try_cast("bigint")).otherwise(lng(x)))
+
+
 def _moved_date(xs, cs) -> Column:
-    """One date plus numbers: the date moved by the (rounded) milliseconds."""
-    ms = shared(_fold([F.when(c == DATE, date_ms(x)).when(c == DOUBLE, F.round(dbl(x)).try_cast("bigint"))
-                       .when(c == DECIMAL, F.round(dec(x)).try_cast("bigint")).otherwise(lng(x))
-                       for x, c in zip(xs, cs)], F.try_add))
-    return v_date_ms(ms)
+    """One date plus numbers, as MongoDB's ``$add`` adds left to right: the numbers before the
+    date summed in their own type and rounded once when the date joins, each one after it
+    rounded on its own (``[1.5, 1.6, date, 1.5, 1.5]`` moves the date by 3 + 2 + 2 ms)."""
+    cases = []
+    for j, (x, c) in enumerate(zip(xs, cs)):
+        is_const, value = V.const_of(x)
+        if (is_const and not isinstance(value, datetime.datetime)) or V.known_type(x) not in (None, DATE):
+            continue                                  # never the date
+        if j == 0:
+            before = []
+        elif j == 1:
+            before = [_rounded_ms(xs[0], cs[0])]
+        else:
+            total = _numeric_fold(xs[:j], cs[:j], F.try_add, lambda a, b: a + b, D.add)
+            before = [V.let(total, lambda t: _rounded_ms(t, V._code_of(t)))]
+        parts = [*before, date_ms(x), *(_rounded_ms(y, cy) for y, cy in zip(xs[j + 1:], cs[j + 1:]))]
+        cases.append((c == DATE, _fold(parts, F.try_add)))
+    if not cases:
+        return F.lit(None).cast("variant")
+    ms = F.when(*cases[0])
+    for cond, v in cases[1:]:
+        ms = ms.when(cond, v)
+    return v_date_ms(shared(ms))
 
 
 def _variadic(op: str, arg: Any, ctx: Ctx, identity: int, long_fn, double_fn, dec_fn,
