@@ -17,7 +17,7 @@ template; a window's ``$group`` gives ``_id`` then the accumulators in the speci
 literals, ``$literal``, ``$mergeObjects`` (first document's fields, then new ones), the branches
 of ``$cond``/``$ifNull``/``$switch``, ``$let``, ``$getField``/``$setField``/``$unsetField``, the
 array operators that keep or pick elements (``$filter``, ``$slice``, ``$arrayElemAt``,
-``$first``, ``$map``, ``$reduce``...), ``$objectToArray``, the documents of fixed shape
+``$first``, ``$map``, ``$reduce``...), ``$zip``, ``$objectToArray`` (with its values), the documents of fixed shape
 (``$regexFind``, ``$dateToParts``) and, over a source value (a template holds the source
 document's values), ``$arrayToObject`` and ``$toObject``. Anything else gives ``None``: such
 fields keep VARIANT's order (by name), a known difference the README lists (an order decided at
@@ -87,21 +87,26 @@ def _operator(op: str, arg: Any, root: Any, v: dict) -> Any:  # noqa: C901 - one
         bound = {**v, **{k: ex(x) for k, x in (arg.get("vars") or {}).items()}}
         return expr_template(arg.get("in"), root, bound)
     if op == "$getField":
-        if isinstance(arg, str):
-            return root.get(arg) if type(root) is dict else None
-        if isinstance(arg, dict) and isinstance(arg.get("field"), str):
+        if isinstance(arg, str) or _literal_name(arg) is not None:
+            name = _literal_name(arg) or arg
+            return root.get(name) if type(root) is dict else None
+        if isinstance(arg, dict) and _literal_name(arg.get("field")) is not None:
             src = ex(arg["input"]) if "input" in arg else root
-            return src.get(arg["field"]) if type(src) is dict else None
+            return src.get(_literal_name(arg["field"])) if type(src) is dict else None
         return None
-    if op in ("$setField", "$unsetField") and isinstance(arg, dict) and isinstance(arg.get("field"), str):
+    if op in ("$setField", "$unsetField") and isinstance(arg, dict) and _literal_name(arg.get("field")) is not None:
         src = ex(arg.get("input"))
         if op == "$unsetField":
             return src
-        return set_path(src if type(src) is dict else {}, [arg["field"]], ex(arg.get("value")))
+        return set_path(src if type(src) is dict else {}, [_literal_name(arg["field"])], ex(arg.get("value")))
     if op in _PICK_ONE:
         x = arg[0] if isinstance(arg, list) and op == "$arrayElemAt" else (
             arg[0] if isinstance(arg, list) and len(arg) == 1 else arg)
         return elements(ex(x))
+    if op == "$concatArrays" and isinstance(arg, list):
+        pairs = _key_order_parts(arg, ex)
+        if pairs is not None:
+            return pairs
     if op in _KEEP_ELEMS:
         if isinstance(arg, dict):
             src = [arg.get("input")]
@@ -135,13 +140,49 @@ def _operator(op: str, arg: Any, root: Any, v: dict) -> Any:  # noqa: C901 - one
     if op == "$objectToArray":
         src = ex(arg[0] if isinstance(arg, list) and len(arg) == 1 else arg)
         if type(src) is dict:
-            return KeyOrder(tuple(k for k in src if k is not REST))
+            keys = tuple(k for k in src if k is not REST)
+            return KeyOrder(keys, tuple((k, src[k]) for k in keys if _info(src[k]) is not None))
         return None
+    if op == "$zip" and isinstance(arg, dict) and isinstance(arg.get("inputs"), list):
+        return Each([elements(ex(x)) for x in arg["inputs"]])
     return None
 
 
+def _literal_name(f: Any) -> "str | None":
+    """A field name given as a string or ``{$literal: string}`` (``"$price"``); else None."""
+    if isinstance(f, dict) and len(f) == 1 and isinstance(f.get("$literal"), str):
+        return f["$literal"]
+    return f if isinstance(f, str) else None
+
+
+def _key_order_parts(parts: list, ex: Callable[[Any], Any]) -> "KeyOrder | None":
+    """``$concatArrays`` of ``$objectToArray`` results and literal arrays of ``{k: "name", v}``
+    documents: their keys in order (a name already there keeps its place)."""
+    keys: list = []
+    values: dict = {}
+    for x in parts:
+        if isinstance(x, list) and all(type(e) is dict and isinstance(e.get("k"), str)
+                                       and not e["k"].startswith("$") for e in x):
+            items = [(e["k"], ex(e.get("v"))) for e in x]
+        else:
+            t = ex(x)
+            if type(t) is not KeyOrder:
+                return None
+            subs = dict(t.values)
+            items = [(k, subs.get(k)) for k in t.keys]
+        for k, v in items:
+            if k not in values:
+                keys.append(k)
+            values[k] = v
+    return KeyOrder(tuple(keys), tuple((k, v) for k, v in values.items() if _info(v) is not None))
+
+
 def _object_of_pairs(t: Any) -> Any:
-    """``$arrayToObject`` of a source array (its template holds the values): the keys in order."""
+    """``$arrayToObject`` of a source array (its template holds the values), or of
+    ``$objectToArray`` results (:class:`KeyOrder`): the keys in order."""
+    if type(t) is KeyOrder:
+        subs = dict(t.values)
+        return {k: subs.get(k) for k in t.keys}
     if type(t) is not list:
         return None
     out: dict = {}

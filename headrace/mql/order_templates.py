@@ -40,9 +40,11 @@ class Each:
 
 @dataclass(frozen=True)
 class KeyOrder:
-    """An array of ``{k, v}`` documents ordered by the position of ``k`` in ``keys``."""
+    """An array of ``{k, v}`` documents ordered by the position of ``k`` in ``keys``; ``values``:
+    ``(k, template)`` pairs for the ``v`` of each ``k`` (an embedded document keeps its order)."""
 
     keys: tuple
+    values: tuple = ()
 
 
 # ---------------------------------------------------------------- applying a template
@@ -83,7 +85,9 @@ def reorder(v: Any, t: Any) -> Any:
             pos = {k: i for i, k in enumerate(t.keys)}
             n = len(pos)
             if all(type(x) is dict and "k" in x for x in v):
-                return sorted(v, key=lambda x: pos.get(x["k"], n))
+                subs = dict(t.values)
+                return [{**x, "v": reorder(x["v"], subs[x["k"]])} if x["k"] in subs and "v" in x else x
+                        for x in sorted(v, key=lambda x: pos.get(x["k"], n))]
         return v
     return v
 

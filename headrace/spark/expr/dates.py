@@ -14,7 +14,8 @@ missing gives null; anything else is an error (``can't convert from BSON type st
 - ``$dateToString``: default format ``%Y-%m-%dT%H:%M:%S.%LZ``; specifiers ``%d %G %H %j %L
   %m %M %S %w %u %U %V %Y %z %Z %b %B %%``; ``onNull`` for a null or missing date.
 - ``$dateFromString``: ISO 8601 strings (date, date-time, optional fraction, ``Z`` or offset;
-  a space may replace ``T``) or a ``format`` built from the specifiers above; ``timezone``
+  a space may replace ``T``), dates written with a month name (``oct 20 2020``, ``WED jan 31
+  12:05:28 +03:30 1996``), or a ``format`` built from the specifiers above; ``timezone``
   applies to strings without an offset; ``onError`` / ``onNull``.
 - ``$dateTrunc``: bins of ``binSize`` units counted from 2000-01-01T00:00:00 local time (weeks
   from the first ``startOfWeek`` day on or after it); ``$dateAdd`` / ``$dateSubtract`` add

@@ -150,6 +150,27 @@ def _format_regex(fmt: str) -> str:
     return "^" + out + "$"
 
 
+#: MongoDB's parser (timelib) also reads dates written out with a month name, as the manual's
+#: "oct 20 2020" and "WED jan 31 12:05:28 +03:30 1996": [weekday] month day [time] [offset] year [time]
+_TEXTUAL = (r"^(?i)(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+            r"[a-z]*\.?\s+([0-9]{1,2})(?:st|nd|rd|th)?,?\s+(?:([0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)\s+)?"
+            r"(?:([+-][0-9]{2}:?[0-9]{2}|z|utc|gmt)\s+)?([0-9]{4})(?:\s+([0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?))?$")
+
+
+def _textual_iso(t: Column) -> Column:
+    """The ISO 8601 text of a date written with a month name (:data:`_TEXTUAL`), else ``t``."""
+    def g(i: int) -> Column:
+        return F.regexp_extract(t, _TEXTUAL, i)
+    month = (F.instr(F.lit("janfebmaraprmayjunjulaugsepoctnovdec"), F.lower(g(1))) + 2) / 3
+    time = F.coalesce(F.nullif(g(3), F.lit("")), F.nullif(g(6), F.lit("")), F.lit("00:00"))
+    zone = F.lower(g(4))
+    offset = F.when(zone.isin("z", "utc", "gmt"), F.lit("Z")).otherwise(zone)
+    iso = F.concat(g(5), F.lit("-"), F.lpad(month.cast("int").cast("string"), 2, "0"), F.lit("-"),
+                   F.lpad(g(2), 2, "0"), F.lit("T"), F.when(F.length(time) < 5, F.concat(F.lit("0"), time))
+                   .otherwise(time), offset)
+    return F.when(t.rlike(_TEXTUAL), iso).otherwise(t)
+
+
 @expression("$dateFromString")
 def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
     op = "$dateFromString"
@@ -164,7 +185,7 @@ def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
     def parsed(s: Column) -> tuple[Column, Column]:
         """(local or absolute ms, whether the string carried its own offset)."""
         if fmt is None:
-            t = F.trim(s)
+            t = V.let(F.trim(s), _textual_iso)
             own = t.rlike(r"(Z|[+-][0-9]{2}(:?[0-9]{2})?)$") & t.contains(":")
             return parse_iso_date_ms(t), own
         pattern, has_zone = _java_pattern(fmt)

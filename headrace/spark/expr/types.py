@@ -41,6 +41,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from ...mql.expressions import CONVERT_TYPES
+from ...ejson import Int64
 from .. import values as V
 from . import bindata as B
 from . import decimal128 as D
@@ -332,6 +333,9 @@ def to_uuid(arg: Any, ctx: Ctx) -> Compiled:
 @expression("$type")
 def type_(arg: Any, ctx: Ctx) -> Compiled:
     a = compile_args(operands(arg), ctx, "$type")[0]
+    is_const, value = V.const_of(a.value)
+    if is_const and isinstance(value, Int64):     # a constant NumberLong keeps its type (VARIANT does not)
+        return Compiled(V.lit_value("long"), a.error)
     return Compiled(V.type_name(a.value).cast("variant"), a.error)
 
 
