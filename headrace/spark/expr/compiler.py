@@ -47,7 +47,7 @@ def compile_expression(expr: Any, ctx: Ctx) -> Compiled:
             if rest and _hoisted(name, ctx):
                 return Compiled(ctx.hoist.path(rest))
             base = _variable(name, ctx)
-            return Compiled(V.get_path(base.value, rest), base.error) if rest else base
+            return Compiled(V.get_path(base.value, rest, name not in ("ROOT", "CURRENT")), base.error) if rest else base
         if expr.startswith("$"):
             if _hoisted("CURRENT", ctx):
                 return Compiled(ctx.hoist.path(expr[1:]))

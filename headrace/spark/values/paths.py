@@ -28,11 +28,12 @@ def _step(x: Column, key: str, depth: int) -> Column:
     return F.coalesce(field, F.when(_is_array_raw(x), make_array(mapped)))
 
 
-def get_path(v: Column, path: str) -> Column:
+def get_path(v: Column, path: str, maybe_array: bool = False) -> Column:
     """Aggregation field-path semantics for ``"a.b.c"`` over value ``v``.
 
     A direct lookup answers documents without arrays on the way; otherwise arrays are
-    traversed (and arrays nested one level deeper)."""
+    traversed (and arrays nested one level deeper). ``maybe_array``: ``v`` itself may be an
+    array (a variable's value: ``$$value.a`` of ``[]`` is ``[]``), not only a document."""
     keys = path.split(".") if path else []
     if not keys:
         return v
@@ -43,7 +44,7 @@ def get_path(v: Column, path: str) -> Column:
     def body(x: Column) -> Column:
         fast = _get(x, *keys)
         if len(keys) == 1:
-            return fast
+            return F.coalesce(fast, _step(x, keys[0], _PATH_DEPTH)) if maybe_array else fast
         slow = x
         for k in keys:
             slow = let(slow, lambda s, k=k: _step(s, k, _PATH_DEPTH))
