@@ -91,9 +91,9 @@ def _int64(x: Column, code: Column) -> Column:
     xd = F.try_variant_get(x, "$", "double")
     dec = F.try_variant_get(x, "$", "decimal(38,18)")
     return (F.when(code.isin(_C["int"], _C["long"]), F.try_variant_get(x, "$", "bigint"))
-            .when((code == _C["double"]) & (xd == F.floor(xd)) & (xd >= F.lit(-9.223372036854775808e18))
+            .when((code == _C["double"]) & (xd == F.rint(xd)) & (xd >= F.lit(-9.223372036854775808e18))
                   & (xd < F.lit(9.223372036854775808e18)), xd.cast("bigint"))
-            .when((code == _C["decimal"]) & (dec == F.floor(dec)), dec.try_cast("bigint")))
+            .when((code == _C["decimal"]) & (dec % F.lit(1) == F.lit(0)), dec.try_cast("bigint")))
 
 
 def bits_pred(op: str, arg: Any) -> Pred:

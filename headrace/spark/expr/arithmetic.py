@@ -92,22 +92,22 @@ def _rounded_ms(x: Column, c: Column) -> Column:
 
 def _moved_date(xs, cs) -> Column:
     """One date plus numbers, as MongoDB's ``$add`` adds left to right: the numbers before the
-    date summed in their own type and rounded once when the date joins, each one after it
-    rounded on its own (``[1.5, 1.6, date, 1.5, 1.5]`` moves the date by 3 + 2 + 2 ms)."""
+    date summed (as longs, or as doubles when one is not an integer type) and rounded once when
+    the date joins, each one after it rounded on its own (``[1.5, 1.6, date, 1.5, 1.5]`` moves
+    the date by 3 + 2 + 2 ms)."""
+    rounded = [_rounded_ms(x, c) for x, c in zip(xs, cs)]
     cases = []
     for j, (x, c) in enumerate(zip(xs, cs)):
         is_const, value = V.const_of(x)
         if (is_const and not isinstance(value, datetime.datetime)) or V.known_type(x) not in (None, DATE):
             continue                                  # never the date
-        if j == 0:
-            before = []
-        elif j == 1:
-            before = [_rounded_ms(xs[0], cs[0])]
+        if j <= 1:
+            before = rounded[:j]
         else:
-            total = _numeric_fold(xs[:j], cs[:j], F.try_add, lambda a, b: a + b, D.add)
-            before = [V.let(total, lambda t: _rounded_ms(t, V._code_of(t)))]
-        parts = [*before, date_ms(x), *(_rounded_ms(y, cy) for y, cy in zip(xs[j + 1:], cs[j + 1:]))]
-        cases.append((c == DATE, _fold(parts, F.try_add)))
+            frac = any_([c.isin(DOUBLE, DECIMAL) for c in cs[:j]])
+            before = [F.when(frac, F.round(_fold([dbl(y) for y in xs[:j]], lambda a, b: a + b)).try_cast("bigint"))
+                      .otherwise(_fold([lng(y) for y in xs[:j]], F.try_add))]
+        cases.append((c == DATE, _fold([*before, date_ms(x), *rounded[j + 1:]], F.try_add)))
     if not cases:
         return F.lit(None).cast("variant")
     ms = F.when(*cases[0])
@@ -314,15 +314,16 @@ def _double_fn(op: str, fn, domain=None, domain_msg: str = "") -> Callable:
             ok = domain(d) | F.isnan(d) if domain is not None else F.lit(True)
             if not D.possible([x]):
                 return F.when(ok, v_double(r))
-            dec = D.to_variant(D.from_double(r))
-            if exact is not None:
-                dec = F.when(exact.ok, exact.value()).otherwise(dec)
+            dec = decimal_exact.decimal_result(r, exact)
             return F.when(ok, F.when(c == DECIMAL, dec).otherwise(v_double(r)))
-        def outside(x, c):
-            d = dbl(x)
-            out = ~(domain(d) | F.isnan(d))
+
+        def extra(x, c):
+            errs = []
+            if domain is not None:
+                d = dbl(x)
+                errs.append(F.when(~(domain(d) | F.isnan(d)), F.concat(F.lit(domain_msg), found(x, c))))
             if exact is not None:      # a decimal just outside, which its double is not
-                out = out | ((c == DECIMAL) & exact.outside_domain)
-            return F.when(out, F.concat(F.lit(domain_msg), found(x, c)))
-        return _unary(op, arg, ctx, value, outside if domain is not None else None, args=args)
+                errs.append(decimal_exact.failed(op, exact, x, c))
+            return F.coalesce(*errs) if len(errs) > 1 else errs[0]
+        return _unary(op, arg, ctx, value, extra if domain is not None or exact is not None else None, args=args)
     return impl

@@ -35,13 +35,6 @@ expression("$log10")(_double_fn("$log10", F.log10, lambda d: d > 0,
 expression("$sigmoid")(_double_fn("$sigmoid", lambda d: F.lit(1.0) / (F.lit(1.0) + F.exp(-d))))
 
 
-def _decimal_result(r: Column, exact) -> Column:
-    """A decimal operand's result: MongoDB's Decimal128 one where :mod:`.decimal_exact` computes
-    it, else the double result as a decimal of 15 digits (as MongoDB converts a double)."""
-    dec = D.to_variant(D.from_double(r))
-    return dec if exact is None else F.when(exact.ok, exact.value()).otherwise(dec)
-
-
 @expression("$log")
 def log(arg: Any, ctx: Ctx) -> Compiled:
     args, exact = decimal_exact.exact("$log", compile_args(operands(arg), ctx, "$log"), ctx)
@@ -51,7 +44,7 @@ def log(arg: Any, ctx: Ctx) -> Compiled:
         r = F.log(x) / F.log(base)
         ok = is_num(ca) & is_num(cb) & (((x > 0) & (base > 0) & (base != 1)) | F.isnan(x) | F.isnan(base))
         return (F.when(nullish(ca) | nullish(cb), _null())
-                .when(ok, F.when((ca == DECIMAL) | (cb == DECIMAL), _decimal_result(r, exact))
+                .when(ok, F.when((ca == DECIMAL) | (cb == DECIMAL), decimal_exact.decimal_result(r, exact))
                       .otherwise(v_double(r))))
 
     def error(a, b, ca, cb):
@@ -62,7 +55,8 @@ def log(arg: Any, ctx: Ctx) -> Compiled:
             F.when(nums & ~F.isnan(x) & (x <= 0),
                    F.concat(F.lit("$log's argument must be a positive number, found "), found(a, ca))),
             F.when(nums & ~F.isnan(base) & ((base <= 0) | (base == 1)),
-                   F.concat(F.lit("$log's base must be a positive number not equal to 1, found "), found(b, cb))))
+                   F.concat(F.lit("$log's base must be a positive number not equal to 1, found "), found(b, cb))),
+            *([decimal_exact.failed("$log", exact, a, ca)] if exact is not None else []))
     return _binary("$log", arg, ctx, value, error, args=args)
 
 
@@ -80,11 +74,12 @@ def pow_(arg: Any, ctx: Ctx) -> Compiled:
                 .when(~(is_num(ca) & is_num(cb)), _null())
                 .when((base == 0) & (e < 0), _null())
                 .when(ints, int_result)
-                .when((ca == DECIMAL) | (cb == DECIMAL), _decimal_result(r, exact))
+                .when((ca == DECIMAL) | (cb == DECIMAL), decimal_exact.decimal_result(r, exact))
                 .otherwise(v_double(r)))
 
     def error(a, b, ca, cb):
         return F.coalesce(_num_pair_error("$pow", a, b, ca, cb),
                           F.when(is_num(ca) & is_num(cb) & (dbl(a) == 0) & (dbl(b) < 0),
-                                 F.lit("$pow cannot take a base of 0 and a negative exponent")))
+                                 F.lit("$pow cannot take a base of 0 and a negative exponent")),
+                          *([decimal_exact.failed("$pow", exact, a, ca)] if exact is not None else []))
     return _binary("$pow", arg, ctx, value, error, args=args)

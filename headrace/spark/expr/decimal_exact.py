@@ -14,6 +14,7 @@ of 15 digits (README, "Decimals").
 """
 from __future__ import annotations
 
+import decimal
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -25,23 +26,24 @@ from .. import values as V
 from ..hoist import hoistable, hoisted_python, shared
 from ..registry import Compiled, Ctx
 from . import decimal128 as D
-from ._common import code
+from ._common import code, found
 
 DECIMAL = V.CODE["decimal"]
+_DOUBLE15 = decimal.Context(prec=15, rounding=decimal.ROUND_HALF_EVEN)    # Decimal128(double)
 
 
 def _apply(op: str, *cols: pd.Series) -> pd.Series:
-    """One Arrow batch: the result text per row; None for a NULL operand or outside the
-    domain; ``""`` where the computation failed (the caller keeps the double path)."""
+    """One Arrow batch: the result text per row; None for a NULL operand, outside the domain,
+    or where the computation failed (the row's error then says so)."""
     from ...mql.decimal_math import compute
 
     def one(*texts):
         if any(t is None for t in texts):
             return None
         try:
-            return compute(op, *texts)
-        except Exception:  # noqa: BLE001 - never fails the batch; the double path answers
-            return ""
+            return compute(op, *(str(_DOUBLE15.create_decimal(float(t[1:]))) if t[0] == "d" else t for t in texts))
+        except Exception:  # noqa: BLE001 - never fails the batch: the row goes to the DLQ
+            return None
     return pd.Series([one(*ts) for ts in zip(*cols)], index=cols[0].index, dtype=object)
 
 
@@ -65,7 +67,7 @@ class Exact:
 
     @property
     def ok(self) -> Column:
-        return self.out.isNotNull() & (self.out != "")
+        return self.out.isNotNull()
 
     @property
     def outside_domain(self) -> Column:
@@ -79,18 +81,43 @@ class Exact:
                 .otherwise(F.parse_json(F.concat(F.lit('{"$numberDecimal":"'), t, F.lit('"}')))))
 
 
+def _special(r: Column) -> Column:
+    """A decimal NaN or infinity, as the double result ``r`` of a NaN or infinite decimal is."""
+    name = F.when(F.isnan(r), F.lit("NaN")).when(r > 0, F.lit("Infinity")).otherwise(F.lit("-Infinity"))
+    return F.parse_json(F.concat(F.lit('{"$numberDecimal":"'), name, F.lit('"}')))
+
+
+def decimal_result(r: Column, exact: Exact | None) -> Column:
+    """The result of an operator for a decimal operand, given its double result ``r``: the
+    Python-computed Decimal128 one (a NaN or infinite operand: NaN or an infinity), or, where
+    :func:`exact` did not run, ``r`` as a decimal of 15 digits (as MongoDB converts a double)."""
+    if exact is None:
+        return D.to_variant(D.from_double(r))
+    return F.when(exact.ok, exact.value()).otherwise(_special(r))
+
+
+def failed(op: str, exact: Exact | None, x: Column, c: Column) -> Column | None:
+    """The error of a row whose decimal result Python could not give (outside the domain)."""
+    if exact is None:
+        return None
+    return F.when(exact.outside_domain, F.concat(F.lit(f"cannot apply {op} to value out of its domain, found "),
+                                                 found(x, c)))
+
+
 def _finite_decimal_text(x: Column, c: Column) -> Column:
     t = D._decimal_text(x)
     return F.when((c == DECIMAL) & t.rlike("[0-9]"), t)
 
 
 def _as_decimal_text(x: Column, c: Column) -> Column:
-    """A finite decimal's text, an integer's, a double's decimal of 15 digits (``Decimal128(double)``);
-    NULL for NaN, the infinities and non-numbers."""
-    s = D.read(x, c)
-    return F.when(c == DECIMAL, _finite_decimal_text(x, c)).otherwise(
-        F.when(s.isNotNull(), F.concat(F.when(s["n"], F.lit("-")).otherwise(F.lit("")), s["d"], F.lit("E"),
-                                       s["e"].cast("string"))))
+    """A finite decimal's text, an integer's, or ``d`` and a finite double's shortest text (which
+    :func:`_apply` turns into its decimal of 15 digits, as ``Decimal128(double)``); NULL for NaN,
+    the infinities and non-numbers."""
+    d = V._num_double(x)
+    return (F.when(c == DECIMAL, _finite_decimal_text(x, c))
+            .when((c == V.CODE["double"]) & ~F.isnan(d) & (F.abs(d) != F.lit(float("inf"))),
+                  F.concat(F.lit("d"), d.cast("string")))
+            .when(c.isin(V.CODE["int"], V.CODE["long"]), V._tvg(x, "bigint").cast("string")))
 
 
 def exact(op: str, args: list[Compiled], ctx: Ctx) -> tuple[list[Compiled], Exact | None]:

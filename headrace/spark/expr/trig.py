@@ -85,9 +85,7 @@ def atan2(arg: Any, ctx: Ctx) -> Compiled:
         r = F.atan2(dbl(xs[0]), dbl(xs[1]))
         num = v_double(r)
         if D.possible(xs):
-            dec = D.to_variant(D.from_double(r))
-            if exact is not None:
-                dec = F.when(exact.ok, exact.value()).otherwise(dec)
+            dec = decimal_exact.decimal_result(r, exact)
             num = F.when((cs[0] == DECIMAL) | (cs[1] == DECIMAL), dec).otherwise(num)
         return F.when(nullish(cs[0]) | nullish(cs[1]), V.NULL).when(is_num(cs[0]) & is_num(cs[1]), num)
 
