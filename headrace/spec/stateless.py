@@ -70,23 +70,40 @@ def _field_name(k: str, c: _Ctx) -> None:
 
 
 def _project(arg: Any, c: _Ctx) -> None:
+    """Inclusions, computed fields or exclusions, not inclusions and exclusions together (``_id``
+    aside), at every level of nesting; no path inside another (``{contact: 1,
+    "contact.address.country": 1}`` is a path collision, as MongoDB has it)."""
     d = _obj(arg, c)
     if not d:
         raise c.err("BAD_VALUE", "needs at least one field", expected="a field specification", found=d)
-    inclusion = exclusion = False
-    for k, v in d.items():
-        _field_name(k, c)
-        if isinstance(v, bool) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
-            if v:
-                inclusion = True
-            elif k != "_id":
-                exclusion = True
-        elif isinstance(v, dict) and v and not any(str(x).startswith("$") for x in v):
-            _project(v, c.sub(k))
-            inclusion = True
-        else:
-            _expression(v, c, k)
-            inclusion = True
-        if inclusion and exclusion:
-            raise c.err("PROJECT_MIXED", "cannot mix inclusion and exclusion (except _id)", k,
-                        expected="only inclusions or only exclusions", found=d)
+    mode = {"inclusion": False, "exclusion": False}
+    paths: list[tuple[str, str, _Ctx]] = []
+
+    def walk(spec: dict, prefix: str, c: _Ctx) -> None:
+        for k, v in spec.items():
+            _field_name(k, c)
+            full = prefix + k
+            if isinstance(v, bool) or isinstance(v, (int, float)):
+                if v:
+                    mode["inclusion"] = True
+                elif full != "_id":
+                    mode["exclusion"] = True
+                paths.append((full, k, c))
+            elif isinstance(v, dict) and v and not any(str(x).startswith("$") for x in v):
+                walk(v, full + ".", c.sub(k))
+            else:
+                _expression(v, c, k)
+                mode["inclusion"] = True
+                paths.append((full, k, c))
+            if mode["inclusion"] and mode["exclusion"]:
+                raise c.err("PROJECT_MIXED", "cannot mix inclusion and exclusion (except _id)", k,
+                            expected="only inclusions or only exclusions", found=d)
+    walk(d, "", c)
+    seen = {p for p, _, _ in paths}
+    for p, k, pc in paths:
+        parts = p.split(".")
+        for i in range(1, len(parts)):
+            if ".".join(parts[:i]) in seen:
+                raise pc.err("PROJECT_PATH_COLLISION", f"path collision at {p}", k,
+                             expected=f"no field path inside another ({'.'.join(parts[:i])} is given too)",
+                             found=d)
