@@ -8,7 +8,8 @@
   (``$text``, ``$where``, geospatial operators, ...).
 - ``QUERY_BAD_ARGS``: a supported operator with a wrong argument, saying what was expected and
   what was found (``$in`` needs an array, ``$size`` a non-negative integer, ``$mod``
-  ``[divisor, remainder]``, ``$bitsAllSet`` a non-negative bitmask, bit positions or binData, ``$regex`` a valid pattern, ``$type`` known type aliases ...).
+  ``[divisor, remainder]``, the ``$bits*`` tests a non-negative bitmask, bit positions or
+  binData, ``$regex`` a valid pattern, ``$type`` known type aliases ...).
 
 ``path`` is where the query sits in the stage (e.g. ``"$match"``); error paths extend it with
 field and operator names (``"$match.age.$gt"``, ``"$match.$or.1.qty"``).
