@@ -120,6 +120,15 @@ def _as_decimal_text(x: Column, c: Column) -> Column:
             .when(c.isin(V.CODE["int"], V.CODE["long"]), V._tvg(x, "bigint").cast("string")))
 
 
+def _const_text(k) -> "str | None":
+    """:func:`_as_decimal_text` of a constant."""
+    if isinstance(k, bool) or not isinstance(k, (int, float, decimal.Decimal)):
+        return None
+    if isinstance(k, float):
+        return f"d{k!r}" if k == k and abs(k) != float("inf") else None
+    return str(k) if not isinstance(k, decimal.Decimal) or k.is_finite() else None
+
+
 def exact(op: str, args: list[Compiled], ctx: Ctx) -> tuple[list[Compiled], Exact | None]:
     """The compiled operands ``args``, their values computed once per row (a hoisted column, read
     by the UDF and by the operator's own value), and the Python-computed decimal result of
@@ -129,14 +138,18 @@ def exact(op: str, args: list[Compiled], ctx: Ctx) -> tuple[list[Compiled], Exac
         return args, None
     args = [replace(a, value=shared(a.value)) for a in args]
     values = [a.value for a in args]
-    codes = [code(v) for v in values]
     if len(values) == 1:
-        texts = [_finite_decimal_text(values[0], codes[0])]
+        texts = [_finite_decimal_text(values[0], code(values[0]))]
     else:
-        any_dec = F.lit(False)
-        for c in codes:
-            any_dec = any_dec | (c == DECIMAL)
-        texts = [F.when(any_dec, _as_decimal_text(v, c)) for v, c in zip(values, codes)]
+        # a constant operand's text and type are known now: no per-row reads of a literal
+        consts = [V.const_of(v) for v in values]
+        decs = [F.lit(isinstance(k, decimal.Decimal)) if is_c else code(v) == DECIMAL
+                for v, (is_c, k) in zip(values, consts)]
+        any_dec = decs[0]
+        for d in decs[1:]:
+            any_dec = any_dec | d
+        texts = [F.when(any_dec, F.lit(_const_text(k)).cast("string") if is_c else _as_decimal_text(v, code(v)))
+                 for v, (is_c, k) in zip(values, consts)]
     arg = texts[0]
     for t in texts[1:]:
         arg = F.when(t.isNotNull(), arg)
