@@ -92,12 +92,15 @@ def _atan(x: Decimal, c: decimal.Context) -> Decimal:
     return c.multiply(_series(x, lambda i: c.divide(c.multiply(c.minus(x2), 2 * i - 1), 2 * i + 1), c), 2 ** k)
 
 
-def _small(x: Decimal, cube: Decimal) -> Decimal | None:
-    """``x + cube * x**3`` for ``|x|`` below 10**-20, else None."""
-    if x.adjusted() >= _TINY:
-        return None
-    c = _work()
-    return c.add(x, c.multiply(cube, c.power(x, 3)))
+def _odd(num: int, den: int, body: Callable[[Decimal], Decimal | None]) -> Callable[[Decimal], Decimal | None]:
+    """An odd function: ``x + (num / den) x**3`` for ``|x|`` below 10**-20 (the next term is
+    10**-80 of ``x``, where ``body`` would lose digits), else ``body(x)``."""
+    def f(x: Decimal) -> Decimal | None:
+        if x.is_zero() or x.adjusted() >= _TINY:
+            return body(x)
+        c = _work()
+        return c.add(x, c.multiply(c.divide(num, den), c.power(x, 3)))
+    return f
 
 
 def _sinh_cosh(x: Decimal) -> tuple[Decimal, Decimal]:
@@ -107,32 +110,17 @@ def _sinh_cosh(x: Decimal) -> tuple[Decimal, Decimal]:
     return c.divide(c.subtract(e, inv), 2), c.divide(c.add(e, inv), 2)
 
 
-def _sin(x):
-    return _small(x, _work().divide(-1, 6)) or _sin_cos(x)[0]
+def _ratio(pair: tuple[Decimal, Decimal]) -> Decimal:
+    return _work().divide(*pair)
 
 
 def _cos(x):
     return _sin_cos(x)[1]
 
 
-def _tan(x):
-    t = _small(x, _work().divide(1, 3))
-    if t is not None:
-        return t
-    s, co = _sin_cos(x)
-    return _work().divide(s, co)
-
-
-def _atan1(x):
-    return _small(x, _work().divide(-1, 3)) or _atan(x, _work())
-
-
 def _asin(x):
     if abs(x) > 1:
         return None
-    t = _small(x, _work().divide(1, 6))
-    if t is not None:
-        return t
     c = _work()
     if abs(x) == 1:
         return c.divide(_pi(c.prec + 5), 2).copy_sign(x)
@@ -148,28 +136,17 @@ def _acos(x):
     return c.multiply(2, _atan(c.sqrt(c.divide(c.subtract(1, x), c.add(1, x))), c))
 
 
-def _sinh(x):
-    return _small(x, _work().divide(1, 6)) or _sinh_cosh(x)[0]
-
-
 def _cosh(x):
     return _sinh_cosh(x)[1]
 
 
 def _tanh(x):
-    t = _small(x, _work().divide(-1, 3))
-    if t is not None:
-        return t
     if abs(x) > 100:                           # 1 - tanh(100) is below 10**-86
         return Decimal(1).copy_sign(x)
-    s, co = _sinh_cosh(x)
-    return _work().divide(s, co)
+    return _ratio(_sinh_cosh(x))
 
 
 def _asinh(x):
-    t = _small(x, _work().divide(-1, 6))
-    if t is not None:
-        return t
     c = _work(max(0, -x.adjusted()))
     a = abs(x)
     return c.ln(c.add(a, c.sqrt(c.add(c.multiply(a, a), 1)))).copy_sign(x)
@@ -187,9 +164,6 @@ def _atanh(x):
         return None
     if abs(x) == 1:
         return Decimal("Infinity").copy_sign(x)
-    t = _small(x, _work().divide(1, 3))
-    if t is not None:
-        return t
     c = _work(max(0, -x.adjusted()))
     return c.divide(c.ln(c.divide(c.add(1, x), c.subtract(1, x))), 2)
 
@@ -214,8 +188,10 @@ def _domain(pred: Callable[[Decimal], bool], fn: Callable[[Decimal], Decimal]) -
 #: operator -> function of the operands (finite Decimals) to the exact-enough result, or None
 #: outside the domain
 FUNCTIONS: dict[str, Callable[..., Decimal | None]] = {
-    "$sin": _sin, "$cos": _cos, "$tan": _tan, "$asin": _asin, "$acos": _acos, "$atan": _atan1,
-    "$sinh": _sinh, "$cosh": _cosh, "$tanh": _tanh, "$asinh": _asinh, "$acosh": _acosh, "$atanh": _atanh,
+    "$sin": _odd(-1, 6, lambda x: _sin_cos(x)[0]), "$cos": _cos, "$tan": _odd(1, 3, lambda x: _ratio(_sin_cos(x))),
+    "$asin": _odd(1, 6, _asin), "$acos": _acos, "$atan": _odd(-1, 3, lambda x: _atan(x, _work())),
+    "$sinh": _odd(1, 6, lambda x: _sinh_cosh(x)[0]), "$cosh": _cosh, "$tanh": _odd(-1, 3, _tanh),
+    "$asinh": _odd(-1, 6, _asinh), "$acosh": _acosh, "$atanh": _odd(1, 3, _atanh),
     "$atan2": _atan2,
     "$sqrt": _domain(lambda x: not x.is_signed() or x.is_zero(), lambda x: _OUT.sqrt(x)),
     "$exp": lambda x: _OUT.exp(x),

@@ -87,9 +87,8 @@ def _operator(op: str, arg: Any, root: Any, v: dict) -> Any:  # noqa: C901 - one
         bound = {**v, **{k: ex(x) for k, x in (arg.get("vars") or {}).items()}}
         return expr_template(arg.get("in"), root, bound)
     if op == "$getField":
-        if isinstance(arg, str) or _literal_name(arg) is not None:
-            name = _literal_name(arg) or arg
-            return root.get(name) if type(root) is dict else None
+        if _literal_name(arg) is not None:
+            return root.get(_literal_name(arg)) if type(root) is dict else None
         if isinstance(arg, dict) and _literal_name(arg.get("field")) is not None:
             src = ex(arg["input"]) if "input" in arg else root
             return src.get(_literal_name(arg["field"])) if type(src) is dict else None

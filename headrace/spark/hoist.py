@@ -164,9 +164,8 @@ def hoisted_python(col: Column, op: str, where: str) -> Column:
     from ..errors import NotSupportedYet
     from ..mql.expressions import PYTHON_OPERATOR_PLACES
 
-    share = SHARE.get()
-    if share is None or _in_lambda_body():
+    if not hoistable():
         raise NotSupportedYet("EXPR_NOT_SUPPORTED_YET",
                               f"{op} runs in Python: it is supported in {PYTHON_OPERATOR_PLACES}, not inside "
                               "$map/$filter/$reduce/$let or a window yet", path=where or None)
-    return share(col)
+    return SHARE.get()(col)

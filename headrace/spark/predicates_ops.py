@@ -123,7 +123,7 @@ def bits_pred(op: str, arg: Any) -> Pred:
             (anded != 0) if want_set else (anded != mask)]
         if high:
             tests.append((t < 0) if want_set else (t >= 0))
-        return combine(tests) if low or not high else tests[-1]
+        return combine(tests)
 
     def binary(b: Column) -> Column:
         tests = []

@@ -118,11 +118,17 @@ def _is_flag(v: Any) -> bool:
     return isinstance(v, (bool, int, float)) and not isinstance(v, str)
 
 
+def nested_spec(v: Any) -> bool:
+    """Whether a ``$project`` value is a nested specification (``{author: {first: 0}}``), not an
+    expression (an operator document)."""
+    return isinstance(v, dict) and bool(v) and not any(str(x).startswith("$") for x in v)
+
+
 def _flatten(spec: dict, prefix: str = "") -> list[tuple[str, Any]]:
     out = []
     for k, v in spec.items():
         path = f"{prefix}{k}"
-        if isinstance(v, dict) and v and not any(str(x).startswith("$") for x in v):
+        if nested_spec(v):
             out += _flatten(v, path + ".")
         else:
             out.append((path, v))

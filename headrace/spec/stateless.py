@@ -8,7 +8,7 @@ from typing import Any
 
 from .checks import _bool, _Ctx, _expression, _keys, _obj, _query, _str
 from .model import Stage
-from .stages import spec_of
+from .stages import nested_spec, spec_of
 
 
 def parse_stateless(name: str, arg: Any, c: _Ctx) -> Stage:
@@ -89,7 +89,7 @@ def _project(arg: Any, c: _Ctx) -> None:
                 elif full != "_id":
                     mode["exclusion"] = True
                 paths.append((full, k, c))
-            elif isinstance(v, dict) and v and not any(str(x).startswith("$") for x in v):
+            elif nested_spec(v):
                 walk(v, full + ".", c.sub(k))
             else:
                 _expression(v, c, k)

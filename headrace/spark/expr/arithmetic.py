@@ -104,7 +104,7 @@ def _moved_date(xs, cs) -> Column:
         if j <= 1:
             before = rounded[:j]
         else:
-            frac = any_([c.isin(DOUBLE, DECIMAL) for c in cs[:j]])
+            frac = any_([cy.isin(DOUBLE, DECIMAL) for cy in cs[:j]])
             before = [F.when(frac, F.round(_fold([dbl(y) for y in xs[:j]], lambda a, b: a + b)).try_cast("bigint"))
                       .otherwise(_fold([lng(y) for y in xs[:j]], F.try_add))]
         cases.append((c == DATE, _fold([*before, date_ms(x), *rounded[j + 1:]], F.try_add)))

@@ -17,9 +17,6 @@ from typing import Any
 from pyspark.sql import functions as F
 
 from ..registry import Compiled, Ctx, expression
-from pyspark.sql import Column
-
-from . import decimal128 as D
 from . import decimal_exact
 from ._common import INT_CODES, compile_args, dbl, found, is_num, nullish, operands, v_double, v_long
 from .arithmetic import DECIMAL, _TWO53, _binary, _double_fn, _null, _num_pair_error
