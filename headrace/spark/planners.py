@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 _MARK = b"pyspark.sql.worker."
@@ -72,13 +73,24 @@ def planner_pids() -> list[int]:
     return sorted(p for p in planners & below if parent[p] in planners)
 
 
-def stop_planners() -> int:
-    """SIGTERM the planner workers below this process; how many were signalled."""
-    n = 0
+def stop_planners(wait_s: float = 2.0) -> int:
+    """SIGTERM the planner workers below this process and wait (at most ``wait_s``) until they
+    are gone; how many were signalled.
+
+    The wait closes a race: Spark hands a query the next idle worker whose process is alive, so
+    a worker signalled but not yet exited (a busy machine may not schedule it for a while) would
+    be handed out and crash the next query's planning (``Python worker exited unexpectedly``).
+    The daemons ignore ``SIGCHLD``, so an exited worker leaves no zombie behind."""
+    gone: list[int] = []
     for pid in planner_pids():
         try:
             os.kill(pid, signal.SIGTERM)
-            n += 1
+            gone.append(pid)
         except OSError:
             pass
+    n, deadline = len(gone), time.monotonic() + wait_s
+    while gone and time.monotonic() < deadline:
+        gone = [p for p in gone if os.path.exists(f"/proc/{p}")]
+        if gone:
+            time.sleep(0.005)
     return n

@@ -31,3 +31,20 @@ def test_planners_stop_after_the_first_batch_and_come_back_for_the_next_query(tm
     # the next query needs them again: their daemons fork new ones
     assert _run(tmp_path, "again") == [2, 3, 4]
     assert planner_pids() == []
+
+
+def test_stopped_planner_workers_are_gone_before_the_next_query_starts(tmp_path, monkeypatch):
+    """``stop_planners`` returns only once the signalled workers have exited: Spark hands the
+    next query an idle worker whose process still looks alive, and a worker signalled but not
+    yet exited crashed that query's planning (``Python worker exited unexpectedly``)."""
+    import os
+
+    from headrace.spark.planners import stop_planners
+
+    monkeypatch.setenv("HEADRACE_KEEP_PLANNERS", "1")
+    assert _run(tmp_path, "kept") == [2, 3, 4]
+    pids = planner_pids()
+    assert pids
+    assert stop_planners() == len(pids)
+    assert [p for p in pids if os.path.exists(f"/proc/{p}")] == []
+    assert _run(tmp_path, "next") == [2, 3, 4]      # at once: the daemons fork new workers
