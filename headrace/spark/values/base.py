@@ -219,10 +219,10 @@ def _text_head(c: Column, n: int) -> str:
 
     gw = SparkContext._gateway
     t = _TEXT.__dict__
-    if t.get("gw") is not gw:                 # one argument array per thread and JVM gateway
-        t["gw"], t["args"] = gw, gw.new_array(gw.jvm.java.lang.Object, 1)
+    if t.get("gw") is not gw:      # per thread and JVM gateway: the argument array, String.format
+        t["gw"], t["args"], t["format"] = gw, gw.new_array(gw.jvm.java.lang.Object, 1), gw.jvm.java.lang.String.format
     t["args"][0] = c._jc
-    return gw.jvm.java.lang.String.format(f"%.{n}s", t["args"])
+    return t["format"](f"%.{n}s", t["args"])
 
 
 def is_simple(c: Column) -> bool:
