@@ -143,13 +143,14 @@ def exact(op: str, args: list[Compiled], ctx: Ctx) -> tuple[list[Compiled], Exac
     else:
         # a constant operand's text and type are known now: no per-row reads of a literal
         consts = [V.const_of(v) for v in values]
-        decs = [F.lit(isinstance(k, decimal.Decimal)) if is_c else code(v) == DECIMAL
-                for v, (is_c, k) in zip(values, consts)]
+        codes = [None if is_c else code(v) for v, (is_c, _) in zip(values, consts)]
+        decs = [F.lit(isinstance(k, decimal.Decimal)) if is_c else c == DECIMAL
+                for c, (is_c, k) in zip(codes, consts)]
         any_dec = decs[0]
         for d in decs[1:]:
             any_dec = any_dec | d
-        texts = [F.when(any_dec, F.lit(_const_text(k)).cast("string") if is_c else _as_decimal_text(v, code(v)))
-                 for v, (is_c, k) in zip(values, consts)]
+        texts = [F.when(any_dec, F.lit(_const_text(k)).cast("string") if is_c else _as_decimal_text(v, c))
+                 for v, c, (is_c, k) in zip(values, codes, consts)]
     arg = texts[0]
     for t in texts[1:]:
         arg = F.when(t.isNotNull(), arg)
