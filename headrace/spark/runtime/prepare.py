@@ -43,9 +43,11 @@ def prepare_steps(s: SourceSpec, time_field) -> list[Step]:
         c = time_field
         fast = fast_event_time(s.time_field)
         value, error = c.value, c.error if c.error is not None else F.lit(None).cast("string")
-        if fast is not None:      # the generic expression only where the fast path does not apply
+        if fast is not None:      # the generic expression only where the fast path does not apply,
+            # and without generated code (V.interpreted): megabytes of Java for a rare fallback
             steps.append(("withColumns", {"_tf": fast}))
-            value, error = F.when(F.col("_tf").isNull(), value), F.when(F.col("_tf").isNull(), error)
+            value, error = (F.when(F.col("_tf").isNull(), V.interpreted(value)),
+                            F.when(F.col("_tf").isNull(), V.interpreted(error)))
         # the value (and error) once per row, as columns the checks below read
         steps.append(("withColumns", {"_tv": value, "_tve": error}))
         tv = F.col("_tv")

@@ -53,3 +53,56 @@ def test_other_forms_have_no_fast_path():
     for tf in [{"$dateFromString": {"dateString": "$t", "format": "%Y"}}, {"$toDate": "$$NOW"}, {"$toDate": "x"},
                {"$add": ["$t", 1]}, "$t"]:
         assert field_of(tf) is None, tf
+
+
+def test_prepared_rows_take_the_generic_parse_without_generated_code(spark):
+    """Through the source's prepare steps every value gets the event time (or error) of the generic
+    expression; the generic parse is evaluated without generated code (``values.interpreted``), so
+    the stage's generated Java compiles (it was 3.9 MB that did not, generated and tried again at
+    every micro-batch)."""
+    import datetime as dt
+    import json
+
+    from pyspark.sql import functions as F
+
+    from headrace.spark import values as V
+    from headrace.spark.expr import compile_expression
+    from headrace.spark.runtime.prepare import prepare, prepare_steps
+    from headrace.spark.sources import DATA, SOURCE_SCHEMA
+    from headrace.spark.stages import Env
+    from headrace.spec import parse_pipeline
+
+    tf = {"$dateFromString": {"dateString": "$t"}}
+    spec = parse_pipeline([{"$source": {"documents": [{}], "timeField": tf}}, {"$match": {}}]).source
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    rows = [("p", i, now, json.dumps({"t": v} if v is not None else {}), None, None, DATA, now, None)
+            for i, v in enumerate(VALUES)]
+    df = spark.createDataFrame(rows, SOURCE_SCHEMA)
+    c = compile_expression(tf, Env().ctx(where="$source.timeField"))
+    out = prepare(df, prepare_steps(spec, c))
+    got = {r["offset"]: (r["_et"], r["_err"]) for r in out.select("offset", "_et", "_err").collect()}
+    # the generic expression alone, over the parsed documents
+    from headrace.spark.runtime.parse import parse
+
+    docs = parse(df, F.lit(True))
+    ref = docs.select("offset", F.unix_millis(V.as_timestamp(c.value)).alias("et"), c.error.alias("e")).collect()
+    for r in ref:
+        et, err = got[r["offset"]]
+        assert et == r["et"], VALUES[r["offset"]]
+        assert (err is None) == (r["et"] is not None), (VALUES[r["offset"]], err)
+        if r["e"] is not None:
+            assert err == f"timeField: {r['e']}", VALUES[r["offset"]]
+    from headrace.spark.session import use_codegen
+
+    jvm = spark.sparkContext._jvm
+    debug = getattr(getattr(jvm.org.apache.spark.sql.execution.debug, "package$"), "MODULE$")
+    was = spark.conf.get("spark.sql.codegen.wholeStage") == "true"
+    use_codegen(spark, True)        # as a large micro-batch runs (the tests run without)
+    try:
+        plan = prepare(df, prepare_steps(spec, c))._jdf.queryExecution().executedPlan()
+        code = debug.codegenString(plan)
+    finally:
+        use_codegen(spark, was)
+    # every stage's generated class compiles (-1: it did not, and Spark tries again every batch)
+    assert "maxMethodCodeSize:-1" not in code
+    assert len(code) < 1_500_000, len(code)      # plans and code; 3.9 MB with the parse compiled
