@@ -52,6 +52,7 @@ from ..timing import PLUS_INF, TimeState
 from . import planners
 from . import values as V
 from .runtime.batch import BatchWork
+from .runtime.prepare import SLOW, has_slow_rows
 from .runtime.state import Checkpoint, EngineState, new_counters
 from .session import CodegenSwitch
 from .sources import DATA, END
@@ -117,6 +118,7 @@ class Processor:
                                if self.w is not None else None)
         self._once: DataFrame | None = None   # RunOptions.once: the one batch run() runs itself
         self._planning = False                # counted among the queries starting (.planners)
+        self._time_field = None               # the compiled $source.timeField (runtime/prepare.py)
 
     @property
     def stopped(self) -> bool:
@@ -259,7 +261,26 @@ class Processor:
         env = self._env = self._env or Env(meta=self._source_meta())
         tf = self.p.source.time_field
         time_field = None if tf is None else compile_expression(tf, env.ctx(where="$source.timeField"))
+        self._time_field = time_field
         return prepare(df, prepare_steps(self.p.source, time_field))
+
+    def _stats(self, src: DataFrame) -> list:
+        """Step 2's aggregate over the prepared source rows, per watermark partition."""
+        return src.groupBy("partition").agg(
+            F.max(F.when(F.col("kind") == DATA, F.col("_et"))).alias("maxet"),
+            F.max(F.when(F.col("kind") == DATA, F.col("_arr"))).alias("maxarr"),
+            F.max("_arr").alias("anyarr"),
+            F.max("kind").alias("maxkind"),
+            F.sum(F.when(F.col("kind") == DATA, 1).otherwise(0)).alias("n"),
+            F.sum(F.when(F.col("kind") == DATA, F.octet_length("raw")).otherwise(0)).alias("bytes"),
+            F.max(F.when(F.col("kind") == DATA, F.col("offset"))).alias("maxoff"),
+            F.min(F.when(F.col("kind") == DATA, F.col("offset"))).alias("minoff"),
+            F.min(F.when(F.col("kind") == DATA, F.col("_arr"))).alias("minarr"),
+            F.min(F.when(F.col("kind") == DATA, F.col("_et"))).alias("minet"),
+            *([F.schema_of_variant_agg(F.when(F.col("kind") == DATA, F.col("doc"))).alias("schema")]
+              if self._typed else []),
+            *([F.max(F.col(SLOW).cast("int")).alias("slow")] if has_slow_rows(self.p.source) else []),
+        ).collect()
 
     def _batch(self, bdf: DataFrame, batch_id: int) -> bool:
         prev = self.checkpoints.load(batch_id) or EngineState()
@@ -276,28 +297,26 @@ class Processor:
             self._codegen.set(bdf.sparkSession, 0)
         src = bdf.persist()
         try:
+            stats = self._stats(src)
+            if has_slow_rows(self.p.source) and any(r["slow"] for r in stats):
+                # rows the timeField's fast path did not read: the generic expression, then the
+                # statistics again (runtime/prepare.py)
+                from .runtime.prepare import prepare, slow_steps
+
+                done = prepare(src, slow_steps(self.p.source, self._time_field)).persist()
+                src.unpersist()
+                src = done
+                stats = self._stats(src)
             with env.active():
-                return self._batch_body(src, batch_id, prev, st, env)
+                return self._batch_body(src, stats, batch_id, prev, st, env)
         finally:
             src.unpersist()
 
-    def _batch_body(self, src: DataFrame, batch_id: int, prev: EngineState, st: EngineState, env: Env) -> bool:
-        """Steps 2-7 of the module docstring, over the prepared source rows ``src``."""
+    def _batch_body(self, src: DataFrame, stats: list, batch_id: int, prev: EngineState, st: EngineState,
+                    env: Env) -> bool:
+        """Steps 3-7 of the module docstring, over the prepared source rows ``src`` and their
+        statistics ``stats`` (:meth:`_stats`)."""
         ts, counters = st.time, st.counters
-        stats = src.groupBy("partition").agg(
-            F.max(F.when(F.col("kind") == DATA, F.col("_et"))).alias("maxet"),
-            F.max(F.when(F.col("kind") == DATA, F.col("_arr"))).alias("maxarr"),
-            F.max("_arr").alias("anyarr"),
-            F.max("kind").alias("maxkind"),
-            F.sum(F.when(F.col("kind") == DATA, 1).otherwise(0)).alias("n"),
-            F.sum(F.when(F.col("kind") == DATA, F.octet_length("raw")).otherwise(0)).alias("bytes"),
-            F.max(F.when(F.col("kind") == DATA, F.col("offset"))).alias("maxoff"),
-            F.min(F.when(F.col("kind") == DATA, F.col("offset"))).alias("minoff"),
-            F.min(F.when(F.col("kind") == DATA, F.col("_arr"))).alias("minarr"),
-            F.min(F.when(F.col("kind") == DATA, F.col("_et"))).alias("minet"),
-            *([F.schema_of_variant_agg(F.when(F.col("kind") == DATA, F.col("doc"))).alias("schema")]
-              if self._typed else []),
-        ).collect()
         # what every document of the batch holds at a path: the typed fast path (values.facts)
         doc_facts = DocFacts.from_schemas([r["schema"] for r in stats]) if self._typed else None
         for r in stats:

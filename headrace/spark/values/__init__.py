@@ -48,8 +48,6 @@ names from this package.
 Extras used by the expression compiler:
   let(col, fn), let_many(cols, fn)      -- evaluate a column once and use it many times (a
                                            one-element ``transform``; skipped for cheap columns)
-  interpreted(col)                      -- col evaluated without generated code (a rare fallback
-                                           of a large expression)
   type_code(v), TYPE_NAMES, CODE        -- the MQL type as an INT code (integers: CODE["int"])
   rank_of_code(code)                    -- BSON order rank of a type code
   sort_key_coded(x, c), compare_coded(a, b, ca, cb) -- sort_key / compare with known codes
@@ -94,8 +92,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import base as _base
-from .base import (CODE, NUMBER_CODES, RANKS, TYPE_NAMES, const_of, from_double, from_long, interpreted, is_simple,
-                   let, let_many, variant_path)
+from .base import (CODE, NUMBER_CODES, RANKS, TYPE_NAMES, const_of, from_double, from_long, is_simple, let,
+                   let_many, variant_path)
 # for the hoister and the typed-value helpers of the expression compiler
 from .base import _tvg, derived, hoisted_ref, is_known, known, known_type, same_type, typed_read  # noqa: F401
 from .build import array_elems, lit_value, make_array, make_object, object_entries, to_variant
@@ -116,7 +114,7 @@ __all__ = [
     "get_path", "array_elems", "make_array", "make_object", "set_fields", "unset_fields",
     "compare", "equal", "sort_key", "group_key_coded", "id_of_group_key", "project_value", "as_decimal", "as_integral", "is_integer", "is_object_raw",
     "object_entries", "oid_hex", "variant_path", "from_double", "from_long", "RANKS",
-    "let", "let_many", "interpreted", "is_simple", "type_code", "TYPE_NAMES", "CODE", "NUMBER_CODES", "rank_of_code",
+    "let", "let_many", "is_simple", "type_code", "TYPE_NAMES", "CODE", "NUMBER_CODES", "rank_of_code",
     "sort_key_coded", "sort_key_scalar", "compare_coded", "const_of", "bin_bytes", "bin_subtype", "bin_key", "ts_parts",
 ]
 

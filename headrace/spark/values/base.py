@@ -257,15 +257,6 @@ def let_many(cols: list[Column], fn: Callable[..., Column]) -> Column:
     return F.transform(F.array(s), lambda x: fn(*[x[f"_{i}"] for i in range(len(cols))])).getItem(0)
 
 
-def interpreted(c: Column) -> Column:
-    """``c`` evaluated without generated code (inside ``transform_values`` over a one-entry map,
-    which Spark never compiles): for a large expression that a cheaper column takes the place of
-    on most rows. Spark generates the code of a whole stage again at every micro-batch before it
-    looks its class up, and a stage over ``$dateFromString``'s generic parse is megabytes of Java
-    that does not compile into one class: seconds of driver time per batch (PROFILE.md). Only
-    rows that reach ``c`` evaluate it."""
-    return F.transform_values(_const_map({0: 0}), lambda _k, _v: c).getItem(0)
-
 
 #: type codes (INT) returned by :func:`type_code`, indexed into these names
 TYPE_NAMES = ["missing", "null", "int", "long", "double", "decimal", "string", "object", "array",

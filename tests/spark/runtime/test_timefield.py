@@ -55,11 +55,12 @@ def test_other_forms_have_no_fast_path():
         assert field_of(tf) is None, tf
 
 
-def test_prepared_rows_take_the_generic_parse_without_generated_code(spark):
-    """Through the source's prepare steps every value gets the event time (or error) of the generic
-    expression; the generic parse is evaluated without generated code (``values.interpreted``), so
-    the stage's generated Java compiles (it was 3.9 MB that did not, generated and tried again at
-    every micro-batch)."""
+
+def test_prepared_rows_get_the_generic_expression_s_event_time(spark):
+    """Through the source's prepare steps and, for the rows the fast path did not read, the slow
+    steps, every value gets the event time (or error) of the generic expression and the
+    ``tsFieldName`` field. The streaming steps hold no part of the generic parse (its plan and
+    generated code were megabytes, optimised and generated again at every micro-batch)."""
     import datetime as dt
     import json
 
@@ -67,42 +68,35 @@ def test_prepared_rows_take_the_generic_parse_without_generated_code(spark):
 
     from headrace.spark import values as V
     from headrace.spark.expr import compile_expression
-    from headrace.spark.runtime.prepare import prepare, prepare_steps
+    from headrace.spark.runtime.parse import parse
+    from headrace.spark.runtime.prepare import SLOW, has_slow_rows, prepare, prepare_steps, slow_steps
     from headrace.spark.sources import DATA, SOURCE_SCHEMA
     from headrace.spark.stages import Env
     from headrace.spec import parse_pipeline
 
     tf = {"$dateFromString": {"dateString": "$t"}}
     spec = parse_pipeline([{"$source": {"documents": [{}], "timeField": tf}}, {"$match": {}}]).source
+    assert has_slow_rows(spec)
     now = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
     rows = [("p", i, now, json.dumps({"t": v} if v is not None else {}), None, None, DATA, now, None)
             for i, v in enumerate(VALUES)]
     df = spark.createDataFrame(rows, SOURCE_SCHEMA)
     c = compile_expression(tf, Env().ctx(where="$source.timeField"))
-    out = prepare(df, prepare_steps(spec, c))
-    got = {r["offset"]: (r["_et"], r["_err"]) for r in out.select("offset", "_et", "_err").collect()}
+    fast = prepare(df, prepare_steps(spec, c))
+    slow = {r["offset"] for r in fast.filter(F.col(SLOW)).select("offset").collect()}
+    assert slow == set(range(len(FAST), len(VALUES)))
+    out = prepare(fast, slow_steps(spec, c))
+    ts = F.unix_millis(F.try_variant_get(F.col("doc"), "$._ts", "timestamp")).alias("ts")
+    got = {r["offset"]: r for r in out.select("offset", "_et", "_err", "_op", ts, SLOW).collect()}
     # the generic expression alone, over the parsed documents
-    from headrace.spark.runtime.parse import parse
-
-    docs = parse(df, F.lit(True))
-    ref = docs.select("offset", F.unix_millis(V.as_timestamp(c.value)).alias("et"), c.error.alias("e")).collect()
+    ref = parse(df, F.lit(True)).select("offset", F.unix_millis(V.as_timestamp(c.value)).alias("et"),
+                                        c.error.alias("e")).collect()
     for r in ref:
-        et, err = got[r["offset"]]
-        assert et == r["et"], VALUES[r["offset"]]
-        assert (err is None) == (r["et"] is not None), (VALUES[r["offset"]], err)
+        g, v = got[r["offset"]], VALUES[r["offset"]]
+        assert g["_et"] == r["et"] and not g[SLOW], v
+        assert (g["_err"] is None) == (r["et"] is not None) and (g["_op"] is None) == (g["_err"] is None), (v, g)
         if r["e"] is not None:
-            assert err == f"timeField: {r['e']}", VALUES[r["offset"]]
-    from headrace.spark.session import use_codegen
-
-    jvm = spark.sparkContext._jvm
-    debug = getattr(getattr(jvm.org.apache.spark.sql.execution.debug, "package$"), "MODULE$")
-    was = spark.conf.get("spark.sql.codegen.wholeStage") == "true"
-    use_codegen(spark, True)        # as a large micro-batch runs (the tests run without)
-    try:
-        plan = prepare(df, prepare_steps(spec, c))._jdf.queryExecution().executedPlan()
-        code = debug.codegenString(plan)
-    finally:
-        use_codegen(spark, was)
-    # every stage's generated class compiles (-1: it did not, and Spark tries again every batch)
-    assert "maxMethodCodeSize:-1" not in code
-    assert len(code) < 1_500_000, len(code)      # plans and code; 3.9 MB with the parse compiled
+            assert g["_err"] == f"timeField: {r['e']}", v
+        assert g["ts"] == r["et"], (v, g)      # tsFieldName holds the event time
+    code = str(fast._jdf.queryExecution().optimizedPlan().toString())
+    assert "regexp_extract" not in code and len(code) < 100_000, len(code)
