@@ -4,7 +4,9 @@ Per micro-batch ``N`` (time-semantics.md):
 1. Parse what the reader left to the JVM; evaluate ``timeField`` (else the source timestamp) into
    ``_et``; write it to ``tsFieldName`` (:mod:`.runtime.prepare`). Unparseable input and
    ``timeField`` errors become DLQ entries. These columns are part of the streaming query
-   (analysed once at start); the batch DataFrame arrives with them.
+   (analysed once at start); the batch DataFrame arrives with them. Where ``timeField`` has a
+   fast path, its generic expression is applied in the batch, to the rows that need it
+   (:mod:`.runtime.prepare`).
 2. One small aggregate gives per-partition max event time and arrival, the batch instant ``T``,
    whether the input ended, and the documents' merged schema: the facts of the typed fast path
    (:mod:`.values.facts`).
@@ -52,7 +54,7 @@ from ..timing import PLUS_INF, TimeState
 from . import planners
 from . import values as V
 from .runtime.batch import BatchWork
-from .runtime.prepare import SLOW, has_slow_rows
+from .runtime.prepare import SLOW, has_slow_rows, prepare, prepare_steps, slow_steps
 from .runtime.state import Checkpoint, EngineState, new_counters
 from .session import CodegenSwitch
 from .sources import DATA, END
@@ -119,6 +121,7 @@ class Processor:
         self._once: DataFrame | None = None   # RunOptions.once: the one batch run() runs itself
         self._planning = False                # counted among the queries starting (.planners)
         self._time_field = None               # the compiled $source.timeField (runtime/prepare.py)
+        self._slow_seen = False               # the last batch had rows the timeField's fast path did not read
 
     @property
     def stopped(self) -> bool:
@@ -256,7 +259,6 @@ class Processor:
         time): part of the streaming query itself, so Spark analyses these columns once at start
         instead of at every micro-batch."""
         from .expr import compile_expression
-        from .runtime.prepare import prepare, prepare_steps
 
         env = self._env = self._env or Env(meta=self._source_meta())
         tf = self.p.source.time_field
@@ -295,14 +297,14 @@ class Processor:
         env = self._env
         if self._codegen.on is None:
             self._codegen.set(bdf.sparkSession, 0)
-        src = bdf.persist()
+        # rows the timeField's fast path did not read take the generic expression (runtime/prepare.py):
+        # from the start when the previous batch had some, else once the statistics find some
+        fixed = self._slow_seen
+        src = (prepare(bdf, slow_steps(self.p.source, self._time_field)) if fixed else bdf).persist()
         try:
             stats = self._stats(src)
-            if has_slow_rows(self.p.source) and any(r["slow"] for r in stats):
-                # rows the timeField's fast path did not read: the generic expression, then the
-                # statistics again (runtime/prepare.py)
-                from .runtime.prepare import prepare, slow_steps
-
+            self._slow_seen = has_slow_rows(self.p.source) and any(r["slow"] for r in stats)
+            if self._slow_seen and not fixed:
                 done = prepare(src, slow_steps(self.p.source, self._time_field)).persist()
                 src.unpersist()
                 src = done

@@ -7,8 +7,10 @@ marks unparseable input and ``timeField`` errors (``_err``, ``_op = "$source"``)
 ``_arr`` is the arrival instant (epoch ms).
 
 With a fast path, the streaming query holds only it: rows it does not apply to are marked
-``_slow`` (``_et`` NULL, ``doc`` as parsed, no error yet), and the micro-batch that finds some
-applies :func:`slow_steps` (the generic expression, for those rows only). The generic
+``_slow`` (``_et`` NULL, ``doc`` as parsed, no error yet), and a micro-batch with some applies
+:func:`slow_steps` (the generic expression, for those rows only): the engine's
+``Processor._batch`` does so from the start when the previous batch had some (dates, numbers or
+other forms in the field), else after its statistics find some, counting again. The generic
 expression's tree (hundreds of KB for ``$dateFromString``) is then never optimised, planned or
 generated as code for batches that do not need it (PROFILE.md).
 """
@@ -95,12 +97,12 @@ def prepare_steps(s: SourceSpec, time_field) -> list[Step]:
 
 
 def slow_steps(s: SourceSpec, time_field) -> list[Step]:
-    """The steps that finish the rows :func:`prepare_steps` marked ``_slow``: the generic
-    ``timeField`` expression's event time (epoch ms), or its error, and ``tsFieldName``, as
-    :func:`prepare_steps` gives them without a fast path."""
+    """The steps that finish the rows :func:`prepare_steps` marked ``_slow`` (marked still, after):
+    the generic ``timeField`` expression's event time (epoch ms), or its error, and
+    ``tsFieldName``, as :func:`prepare_steps` gives them without a fast path; other rows as they
+    are."""
     slow = F.col(SLOW)
     steps = [("withColumns", {"_et": F.timestamp_millis(F.col("_et"))})] + _generic(time_field, slow)
     good = slow & F.col("_err").isNull()
-    steps.append(("withColumns", {"doc": _with_ts(s, good), "_et": F.unix_millis(F.col("_et")),
-                                  SLOW: F.lit(False)}))
+    steps.append(("withColumns", {"doc": _with_ts(s, good), "_et": F.unix_millis(F.col("_et"))}))
     return steps

@@ -93,10 +93,37 @@ def test_prepared_rows_get_the_generic_expression_s_event_time(spark):
                                         c.error.alias("e")).collect()
     for r in ref:
         g, v = got[r["offset"]], VALUES[r["offset"]]
-        assert g["_et"] == r["et"] and not g[SLOW], v
+        assert g["_et"] == r["et"] and g[SLOW] == (r["offset"] in slow), v
         assert (g["_err"] is None) == (r["et"] is not None) and (g["_op"] is None) == (g["_err"] is None), (v, g)
         if r["e"] is not None:
             assert g["_err"] == f"timeField: {r['e']}", v
         assert g["ts"] == r["et"], (v, g)      # tsFieldName holds the event time
     code = str(fast._jdf.queryExecution().optimizedPlan().toString())
     assert "regexp_extract" not in code and len(code) < 100_000, len(code)
+
+
+def test_batches_with_and_without_rows_for_the_generic_expression(spark):
+    """A processor whose batches mix the fast path's strings with dates, numbers and other forms:
+    every document gets its instant in ``_ts``, and the one that is no date goes to the DLQ,
+    whether or not the previous batch had such rows (``Processor._batch``)."""
+    from headrace import ejson
+    from headrace.testing import run_pipeline
+
+    base = 1_717_200_000_000
+    iso = lambda ms: ejson.format_date(ejson.millis_to_datetime(base + ms))      # noqa: E731
+    batches = [
+        [iso(0), iso(1_000)],                                           # fast path only
+        [iso(2_000), {"$date": iso(3_000)}, base + 4_000, "not a date"],  # a date, a number, an error
+        [{"$date": iso(5_000)}, {"$date": iso(6_000)}],                  # generic only, from the start
+        [iso(7_000), iso(8_000)],                                       # fast path again
+    ]
+    docs = [{"arrival": iso(20_000 * b), "n": f"{b}.{i}", "t": t} for b, ts in enumerate(batches)
+            for i, t in enumerate(ts)]
+    pipe = [{"$source": {"documents": docs, "timeField": {"$toDate": "$t"}, "replay": {"arrivalField": "arrival"}}},
+            {"$project": {"_id": 0, "n": 1, "ts": "$_ts"}}]
+    res = run_pipeline(pipe, strip_meta=True)
+    got = {d["n"]: ejson.datetime_to_millis(d["ts"]) - base for d in res.outputs}
+    assert got == {"0.0": 0, "0.1": 1_000, "1.0": 2_000, "1.1": 3_000, "1.2": 4_000, "2.0": 5_000, "2.1": 6_000,
+                   "3.0": 7_000, "3.1": 8_000}
+    assert [d["doc"]["n"] for d in res.dlq] == ["1.3"]
+    assert "timeField" in res.dlq[0]["errInfo"]["reason"]
