@@ -353,6 +353,8 @@ class Processor:
             with batch_facts(doc_facts):
                 data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env,
                                     raw=("raw", self.p.source.ts_field_name))
+                if self.p.before:
+                    self._codegen.check(data)
                 if w is None:
                     work.add_rows(data)
                 else:

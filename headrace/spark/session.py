@@ -223,7 +223,7 @@ def codegen_min_rows() -> int:
     return int(os.environ.get("HEADRACE_CODEGEN_MIN_ROWS", defaults.CODEGEN_MIN_ROWS))
 
 
-def use_codegen(spark, on: bool) -> None:
+def use_codegen(spark, on: bool, whole_stage: bool = True) -> None:
     """Generated code (``on``) or interpreted evaluation for the jobs ``spark`` runs next.
 
     Compiling an MQL plan's generated code (Janino) costs seconds of driver and executor CPU per
@@ -231,8 +231,10 @@ def use_codegen(spark, on: bool) -> None:
     thousand documents never earns that back (``benchmarks/batch_overhead.py``: a three-document
     ``$project`` of five ``$substr`` used 16.2 s of JVM CPU with generated code, 10.2 s without,
     on 2 cores). Large batches keep it. ``spark`` is
-    the streaming query's own session (``foreachBatch``'s), so the choice is per processor."""
-    spark.conf.set("spark.sql.codegen.wholeStage", "true" if on else "false")
+    the streaming query's own session (``foreachBatch``'s), so the choice is per processor.
+    ``whole_stage=False`` keeps each operator's expressions generated but not whole stages
+    (:meth:`CodegenSwitch.check`)."""
+    spark.conf.set("spark.sql.codegen.wholeStage", "true" if on and whole_stage else "false")
     spark.conf.set("spark.sql.codegen.factoryMode", "FALLBACK" if on else "NO_CODEGEN")
 
 
@@ -244,6 +246,8 @@ class CodegenSwitch:
 
     def __init__(self) -> None:
         self.on: bool | None = None
+        self.whole_stage = True     # False once a stage's whole-stage code did not compile (check)
+        self._checked = False
 
     def set(self, spark, rows: int) -> None:
         """Choose for a batch of ``rows`` input rows; the plans this thread builds next order
@@ -253,8 +257,27 @@ class CodegenSwitch:
         on = rows >= codegen_min_rows()
         INTERPRETED.set(not on)
         if on != self.on:
-            use_codegen(spark, on)
+            use_codegen(spark, on, self.whole_stage)
             self.on = on
+
+    def check(self, df) -> bool:
+        """Once per processor, in its first batch with generated code: compile the whole-stage
+        code of ``df``'s plan (the stages': Spark's ``debug.codegenStringSeq``; a class that
+        compiles is cached and the job uses it). When a stage's does not (a large MQL expression:
+        "Code grows beyond 64 KB"), the processor's later jobs run without whole-stage code, each
+        operator's expressions still generated. Spark falls back too, but only after generating
+        and compiling the stage again at every execution: over a second of the driver per batch
+        (PROFILE.md). Returns whether whole-stage code stays on."""
+        if not self.on or self._checked or not self.whole_stage:
+            return self.whole_stage
+        self._checked = True
+        jvm = df.sparkSession.sparkContext._jvm
+        debug = getattr(getattr(jvm.org.apache.spark.sql.execution.debug, "package$"), "MODULE$")
+        stages = debug.codegenStringSeq(df._jdf.queryExecution().executedPlan())
+        if any(stages.apply(i)._3().maxMethodCodeSize() < 0 for i in range(stages.size())):
+            self.whole_stage = False
+            use_codegen(df.sparkSession, True, False)
+        return self.whole_stage
 
 
 def _quiet_codegen(spark) -> None:

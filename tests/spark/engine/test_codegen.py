@@ -41,3 +41,33 @@ def test_use_codegen_sets_the_sessions_evaluation_mode(spark):
     use_codegen(s, False)
     assert (s.conf.get("spark.sql.codegen.wholeStage"), s.conf.get("spark.sql.codegen.factoryMode")) == \
         ("false", "NO_CODEGEN")
+
+
+def test_a_stage_whose_whole_stage_code_does_not_compile_runs_without_it(spark):
+    """:meth:`CodegenSwitch.check`: a plan whose whole-stage code compiles keeps it; one that does
+    not (``$dateFromString``'s generic parse, twice: "Code grows beyond 64 KB") turns whole-stage
+    code off for the processor's later jobs, expressions still generated, results the same."""
+    from pyspark.sql import functions as F
+
+    from headrace.spark import values as V
+    from headrace.spark.expr import compile_expression
+    from headrace.spark.session import CodegenSwitch
+    from headrace.spark.stages import Env
+
+    s = spark.newSession()
+    df = s.createDataFrame([('{"a": "2026-01-02 03:04:05", "b": "2026-02-03"}',)], "raw string").select(
+        F.parse_json("raw").alias("doc"))
+    parse = lambda f: V.as_timestamp(compile_expression(  # noqa: E731
+        {"$dateFromString": {"dateString": f}}, Env().ctx(where="$project")).value)
+    small, large = CodegenSwitch(), CodegenSwitch()
+    small.set(s, 1 << 40)
+    assert small.check(df.select(V.type_name(F.col("doc")).alias("x")))
+    assert s.conf.get("spark.sql.codegen.wholeStage") == "true"
+    large.set(s, 1 << 40)
+    big = df.select(parse("$a").alias("a"), parse("$b").alias("b"))
+    assert not large.check(big)
+    assert (s.conf.get("spark.sql.codegen.wholeStage"), s.conf.get("spark.sql.codegen.factoryMode")) == \
+        ("false", "FALLBACK")
+    assert large.check(big) is False                 # checked once
+    row = big.select(F.unix_millis("a").alias("a"), F.unix_millis("b").alias("b")).collect()[0]
+    assert (row["a"], row["b"]) == (1767323045000, 1770076800000)
