@@ -25,7 +25,7 @@ from ...spec.model import SourceSpec
 from .. import values as V
 from ..sources import DATA
 from .parse import NOT_JSON, parse_columns
-from .timefield import fast_event_time
+from .timefield import fast_event_time, field_of
 
 
 Step = tuple[str, Any]     # ("withColumns", {name: Column}) or ("drop", [names])
@@ -42,7 +42,7 @@ def prepare(bdf: DataFrame, steps: list[Step]) -> DataFrame:
 
 def has_slow_rows(s: SourceSpec) -> bool:
     """Whether :func:`prepare_steps` leaves rows marked ``_slow`` for :func:`slow_steps`."""
-    return s.time_field is not None and fast_event_time(s.time_field) is not None
+    return s.time_field is not None and field_of(s.time_field) is not None
 
 
 def _generic(time_field, when: Column) -> list[Step]:
@@ -65,7 +65,9 @@ def _generic(time_field, when: Column) -> list[Step]:
 
 
 def _with_ts(s: SourceSpec, good: Column) -> Column:
-    return F.when(good, V.set_fields(F.col("doc"), {s.ts_field_name: V.to_variant(F.col("_et"))})).otherwise(F.col("doc"))
+    """``doc`` with ``tsFieldName`` set to ``_et`` (TIMESTAMP) on rows where ``good`` holds."""
+    ts = V.set_fields(F.col("doc"), {s.ts_field_name: V.to_variant(F.col("_et"))})
+    return F.when(good, ts).otherwise(F.col("doc"))
 
 
 def prepare_steps(s: SourceSpec, time_field) -> list[Step]:
