@@ -8,9 +8,9 @@ parsed directly by Spark's string-to-timestamp cast (its own ISO-8601 parser, ab
 fast as the ``DateTimeFormatter`` pattern :func:`headrace.spark.expr.types.parse_iso_date_ms`
 uses, which was 6-9% of a warm solar batch's executor time); on that form both give the same
 instant or both NULL (``tests/spark/runtime/test_timefield.py``: invalid dates, hour 24, leap
-seconds, offsets beyond ±18:00, nine fraction digits, year 0000). Anything else (another form,
-another type, an invalid date) falls back to the generic expression, evaluated only for those
-rows.
+seconds, offsets beyond ±18:00, nine fraction digits, year 0000). ``$toDate`` of a field holding
+a date takes that date. Anything else (another form, another type, an invalid date) falls back
+to the generic expression, evaluated only for those rows (:mod:`.prepare`).
 """
 from __future__ import annotations
 
@@ -50,4 +50,9 @@ def fast_event_time(time_field: Any) -> Column | None:
     # matches the strict form, so the cast needs no type test
     s = F.try_variant_get(F.col("doc"), V.variant_path(*keys), "string")
     # MQL dates are milliseconds: truncated as the generic parse does
-    return F.when(s.rlike(STRICT_ISO), F.timestamp_millis(F.unix_millis(s.try_cast("timestamp"))))
+    iso = F.when(s.rlike(STRICT_ISO), F.timestamp_millis(F.unix_millis(s.try_cast("timestamp"))))
+    if next(iter(time_field)) != "$toDate":
+        return iso
+    # $toDate of a date is that date (a date-valued field: change streams, documents with $date)
+    date = V.as_timestamp(F.try_variant_get(F.col("doc"), V.variant_path(*keys), "variant"))
+    return F.coalesce(iso, F.timestamp_millis(F.unix_millis(date)))

@@ -18,6 +18,9 @@ GENERIC = ["2026-11-21 10:00:00", "2026-11-21", "2026-02-30T00:00:00Z", "2023-02
            "2024-01-01T00:00:00+18:01", "2024-01-01T00:00:00+19:00", "2024-01-01T00:00:00+01:60",
            "2024-13-01T00:00:00Z", "2024-00-01T00:00:00Z", "2024-01-00T00:00:00Z", "x", 1700000000000, None]
 VALUES = FAST + GENERIC
+#: dates (the documents' own): ``$toDate`` takes them on the fast path, ``$dateFromString`` never
+DATES = [{"$date": "2026-11-21T10:00:00.123Z"}, {"$date": "1969-12-31T23:59:59.999Z"},
+         {"$date": "0001-01-01T00:00:00Z"}]
 
 
 @pytest.mark.parametrize("tf", [{"$dateFromString": {"dateString": "$t"}}, {"$toDate": "$t"}])
@@ -30,7 +33,10 @@ def test_fast_path_equals_generic(spark, tf):
     from headrace.spark.runtime.timefield import fast_event_time
     from headrace.spark.stages import Env
 
-    df = spark.createDataFrame([(i, to_variant({"t": v} if v is not None else {})) for i, v in enumerate(VALUES)],
+    from headrace import ejson
+
+    values = VALUES + [ejson.from_plain(d) for d in DATES]
+    df = spark.createDataFrame([(i, to_variant({"t": v} if v is not None else {})) for i, v in enumerate(values)],
                                "i int, doc variant")
     c = compile_expression(tf, Env().ctx(where="$source.timeField"))
     # compared as epoch microseconds (Python's datetime has no year 0)
@@ -39,10 +45,12 @@ def test_fast_path_equals_generic(spark, tf):
                      c.error.alias("err") if c.error is not None else F.lit(None).alias("err")).orderBy("i").collect()
     fast = [r["fast"] for r in rows]
     assert all(f is not None for f in fast[:len(FAST)]), list(zip(FAST, fast))
-    assert all(f is None for f in fast[len(FAST):]), list(zip(GENERIC, fast[len(FAST):]))
+    assert all(f is None for f in fast[len(FAST):len(VALUES)]), list(zip(GENERIC, fast[len(FAST):]))
+    dates = fast[len(VALUES):]
+    assert all(f is not None for f in dates) if "$toDate" in tf else all(f is None for f in dates), dates
     for r in rows:
         if r["fast"] is not None:
-            assert r["fast"] == r["generic"] and r["err"] is None, VALUES[r["i"]]
+            assert r["fast"] == r["generic"] and r["err"] is None, values[r["i"]]
 
 
 def test_other_forms_have_no_fast_path():
@@ -114,7 +122,7 @@ def test_batches_with_and_without_rows_for_the_generic_expression(spark):
     batches = [
         [iso(0), iso(1_000)],                                           # fast path only
         [iso(2_000), {"$date": iso(3_000)}, base + 4_000, "not a date"],  # a date, a number, an error
-        [{"$date": iso(5_000)}, {"$date": iso(6_000)}],                  # generic only, from the start
+        [base + 5_000, base + 6_000],                                   # generic only, from the start
         [iso(7_000), iso(8_000)],                                       # fast path again
     ]
     docs = [{"arrival": iso(20_000 * b), "n": f"{b}.{i}", "t": t} for b, ts in enumerate(batches)
