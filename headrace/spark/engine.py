@@ -120,8 +120,10 @@ class Processor:
                                if self.w is not None else None)
         self._once: DataFrame | None = None   # RunOptions.once: the one batch run() runs itself
         self._planning = False                # counted among the queries starting (.planners)
-        self._time_field = None               # the compiled $source.timeField (runtime/prepare.py)
-        self._slow_seen = False               # the last batch had rows the timeField's fast path did not read
+        # the steps that finish rows the timeField's fast path did not read (runtime/prepare.py),
+        # built once with the streaming query; None without a fast path
+        self._slow_steps = None
+        self._slow_seen = False               # the last batch had such rows
 
     @property
     def stopped(self) -> bool:
@@ -263,7 +265,8 @@ class Processor:
         env = self._env = self._env or Env(meta=self._source_meta())
         tf = self.p.source.time_field
         time_field = None if tf is None else compile_expression(tf, env.ctx(where="$source.timeField"))
-        self._time_field = time_field
+        if has_slow_rows(self.p.source):
+            self._slow_steps = slow_steps(self.p.source, time_field)
         return prepare(df, prepare_steps(self.p.source, time_field))
 
     def _stats(self, src: DataFrame) -> list:
@@ -281,7 +284,7 @@ class Processor:
             F.min(F.when(F.col("kind") == DATA, F.col("_et"))).alias("minet"),
             *([F.schema_of_variant_agg(F.when(F.col("kind") == DATA, F.col("doc"))).alias("schema")]
               if self._typed else []),
-            *([F.max(F.col(SLOW).cast("int")).alias("slow")] if has_slow_rows(self.p.source) else []),
+            *([F.max(F.col(SLOW).cast("int")).alias("slow")] if self._slow_steps is not None else []),
         ).collect()
 
     def _batch(self, bdf: DataFrame, batch_id: int) -> bool:
@@ -300,12 +303,12 @@ class Processor:
         # rows the timeField's fast path did not read take the generic expression (runtime/prepare.py):
         # from the start when the previous batch had some, else once the statistics find some
         fixed = self._slow_seen
-        src = (prepare(bdf, slow_steps(self.p.source, self._time_field)) if fixed else bdf).persist()
+        src = (prepare(bdf, self._slow_steps) if fixed else bdf).persist()
         try:
             stats = self._stats(src)
-            self._slow_seen = has_slow_rows(self.p.source) and any(r["slow"] for r in stats)
+            self._slow_seen = self._slow_steps is not None and any(r["slow"] for r in stats)
             if self._slow_seen and not fixed:
-                done = prepare(src, slow_steps(self.p.source, self._time_field)).persist()
+                done = prepare(src, self._slow_steps).persist()
                 src.unpersist()
                 src = done
                 stats = self._stats(src)
