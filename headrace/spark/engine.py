@@ -9,7 +9,10 @@ Per micro-batch ``N`` (time-semantics.md):
    (:mod:`.runtime.prepare`).
 2. One small aggregate gives per-partition max event time and arrival, the batch instant ``T``,
    whether the input ended, and the documents' merged schema: the facts of the typed fast path
-   (:mod:`.values.facts`).
+   (:mod:`.values.facts`) (:mod:`.runtime.batch_stats`). A two-pass batch (:mod:`.runtime.two_pass`)
+   computes it in a job of its own over the persisted rows; a one-pass windowed batch
+   (:mod:`.runtime.one_pass`) is compiled with the previous batch's facts and gathers it in the job
+   that writes the window state, standing only when it shows the same plan.
 3. Idle-timeout timers due strictly before ``T`` fire; processing-time windows ending at or
    before ``T`` emit.
 4. The stateless stages run (native Catalyst); their failures go to the DLQ. A batch without
@@ -53,13 +56,13 @@ from ..spec.stages import with_sink_targets
 from ..timing import PLUS_INF, TimeState
 from . import planners
 from . import values as V
+from .runtime import one_pass, two_pass
 from .runtime.batch import BatchWork
-from .runtime.prepare import SLOW, has_slow_rows, prepare, prepare_steps, slow_steps
+from .runtime.prepare import has_slow_rows, prepare, prepare_steps, slow_steps
 from .runtime.state import Checkpoint, EngineState, new_counters
 from .session import CodegenSwitch
-from .sources import DATA, END
+from .sources import END
 from .stages import Env, apply_stages, source_fields_after
-from .values.facts import batch_facts
 from ..mql.doc_facts import DocFacts
 
 Callback = Callable[[list[dict]], None]
@@ -124,6 +127,8 @@ class Processor:
         # built once with the streaming query; None without a fast path
         self._slow_steps = None
         self._slow_seen = False               # the last batch had such rows
+        # the last batch's facts and data rows in this run: what a one-pass batch assumes (runtime/one_pass.py)
+        self.last_batch: tuple[DocFacts | None, int] | None = None
 
     @property
     def stopped(self) -> bool:
@@ -269,27 +274,10 @@ class Processor:
             self._slow_steps = slow_steps(self.p.source, time_field)
         return prepare(df, prepare_steps(self.p.source, time_field))
 
-    def _stats(self, src: DataFrame) -> list:
-        """Step 2's aggregate over the prepared source rows, per watermark partition."""
-        return src.groupBy("partition").agg(
-            F.max(F.when(F.col("kind") == DATA, F.col("_et"))).alias("maxet"),
-            F.max(F.when(F.col("kind") == DATA, F.col("_arr"))).alias("maxarr"),
-            F.max("_arr").alias("anyarr"),
-            F.max("kind").alias("maxkind"),
-            F.sum(F.when(F.col("kind") == DATA, 1).otherwise(0)).alias("n"),
-            F.sum(F.when(F.col("kind") == DATA, F.octet_length("raw")).otherwise(0)).alias("bytes"),
-            F.max(F.when(F.col("kind") == DATA, F.col("offset"))).alias("maxoff"),
-            F.min(F.when(F.col("kind") == DATA, F.col("offset"))).alias("minoff"),
-            F.min(F.when(F.col("kind") == DATA, F.col("_arr"))).alias("minarr"),
-            F.min(F.when(F.col("kind") == DATA, F.col("_et"))).alias("minet"),
-            *([F.schema_of_variant_agg(F.when(F.col("kind") == DATA, F.col("doc"))).alias("schema")]
-              if self._typed else []),
-            *([F.max(F.col(SLOW).cast("int")).alias("slow")] if self._slow_steps is not None else []),
-        ).collect()
-
-    def _batch(self, bdf: DataFrame, batch_id: int) -> bool:
-        prev = self.checkpoints.load(batch_id) or EngineState()
-        st = EngineState.from_json(prev.to_json())      # this batch's copy
+    def _begin(self, prev: EngineState) -> EngineState:
+        """This batch's copy of the engine state after the previous one, its watermark partitions
+        brought up to date."""
+        st = EngineState.from_json(prev.to_json())
         ts = st.time
         if self.partitions_fn is not None:
             # shards drained and closed by resharding stop being watermark partitions
@@ -297,33 +285,25 @@ class Processor:
             for gone in set(ts.partitions) - set(self.partitions):
                 del ts.partitions[gone]
         ts.ensure(self.partitions)
+        return st
+
+    def _batch(self, bdf: DataFrame, batch_id: int) -> bool:
+        prev = self.checkpoints.load(batch_id) or EngineState()
         env = self._env
         if self._codegen.on is None:
             self._codegen.set(bdf.sparkSession, 0)
-        # rows the timeField's fast path did not read take the generic expression (runtime/prepare.py):
-        # from the start when the previous batch had some, else once the statistics find some
-        fixed = self._slow_seen
-        src = (prepare(bdf, self._slow_steps) if fixed else bdf).persist()
-        try:
-            stats = self._stats(src)
-            self._slow_seen = self._slow_steps is not None and any(r["slow"] for r in stats)
-            if self._slow_seen and not fixed:
-                done = prepare(src, self._slow_steps).persist()
-                src.unpersist()
-                src = done
-                stats = self._stats(src)
+        passes = one_pass.applies(self, prev)
+        if passes:
+            self._phase("after_dedup", batch_id)     # (no $source.dedup in one pass)
             with env.active():
-                return self._batch_body(src, stats, batch_id, prev, st, env)
-        finally:
-            src.unpersist()
+                ended = one_pass.run(self, bdf, batch_id, prev, self._begin(prev), env)
+            if ended is not None:
+                return ended
+        return two_pass.run(self, bdf, batch_id, prev, self._begin(prev), env, phased=passes)
 
-    def _batch_body(self, src: DataFrame, stats: list, batch_id: int, prev: EngineState, st: EngineState,
-                    env: Env) -> bool:
-        """Steps 3-7 of the module docstring, over the prepared source rows ``src`` and their
-        statistics ``stats`` (:meth:`_stats`)."""
+    def _account(self, stats: list, st: EngineState) -> tuple[int, bool, int]:
+        """The batch's statistics into ``st`` (positions, counters): ``(T, input ended, data rows)``."""
         ts, counters = st.time, st.counters
-        # what every document of the batch holds at a path: the typed fast path (values.facts)
-        doc_facts = DocFacts.from_schemas([r["schema"] for r in stats]) if self._typed else None
         for r in stats:
             if r["maxoff"] is not None:
                 st.positions[r["partition"]] = max(st.positions.get(r["partition"], 0), r["maxoff"] + 1)
@@ -331,41 +311,25 @@ class Processor:
         ended = any(r["maxkind"] == END for r in stats)
         n_in = sum(r["n"] or 0 for r in stats)
         counters["input"] += n_in
-        self._codegen.set(src.sparkSession, n_in)
         counters["inputBytes"] += sum(r["bytes"] or 0 for r in stats)
         counters["batches"] += 1
-        w = self.w
-        work = BatchWork(src.sparkSession, batch_id, now, st, w, self.p.after, env, self.checkpoints)
+        return now, ended, n_in
 
-        if w is not None:
-            work.fire_timers(ts, strict=True)
-            if w.boundary == "processingTime":
-                work.close_processing(now)
-        w_prev = ts.watermark
+    def _stages(self, rows: DataFrame, env: Env) -> DataFrame:
+        """The stages before the window (or all, without one) over the batch's data rows, under
+        the facts the caller set (``_orig``: the document as the source gave it, for the DLQ
+        entry of a failing stage)."""
+        data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env,
+                            raw=("raw", self.p.source.ts_field_name))
+        if self.p.before:
+            self._codegen.check(data)
+        return data
 
-        # ``_orig``: the document as the source gave it, for the DLQ entry of a failing stage
-        if self.dedup is not None:    # $source.dedup: duplicates dropped before the stages (runtime/dedup.py)
-            src = self.dedup.apply(src, batch_id, w_prev, counters, env)
-        self._phase("after_dedup", batch_id)
-        if n_in:       # a batch without records (ticks, end of input, nothing new) has no stage work
-            rows = src.filter(F.col("kind") == DATA)
-            if w is not None:
-                spans = [(r["maxarr"] if r["minarr"] == r["maxarr"] else None, r["partition"], r["minoff"],
-                          r["maxoff"]) for r in stats if r["n"]]
-                rows, with_seq = work.arrival_seq(rows, n_in, self.p.before, spans)
-            with batch_facts(doc_facts):
-                data = apply_stages(rows.withColumn("_orig", F.col("doc")), self.p.before, env,
-                                    raw=("raw", self.p.source.ts_field_name))
-                if self.p.before:
-                    self._codegen.check(data)
-                if w is None:
-                    work.add_rows(data)
-                else:
-                    if doc_facts is not None:
-                        work.fields = self._window_fields
-                    min_et = min((r["minet"] for r in stats if r["minet"] is not None), default=None)
-                    work.add_to_windows(data, w_prev, with_seq, min_et)
-
+    def _conclude(self, work: BatchWork, stats: list, st: EngineState, prev: EngineState, now: int,
+                  ended: bool) -> bool:
+        """Steps 6-7 once the batch's documents are in the windows (or its stages' output among what
+        it writes): ``W``, the windows that close, the sink, the engine state for the batch."""
+        ts, counters, w, batch_id = st.time, st.counters, self.w, work.batch_id
         for r in stats:
             if r["n"]:
                 ts.observe(r["partition"], r["maxet"], r["maxarr"])

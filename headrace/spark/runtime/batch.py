@@ -53,8 +53,12 @@ def seq_bases(spans: list, batch_id: int) -> dict[str, int] | None:
 
 class BatchWork:
     def __init__(self, spark, batch_id: int, now: int, st: EngineState, window: WindowSpec | None,
-                 after: tuple, env: Env, checkpoint: Checkpoint):
+                 after: tuple, env: Env, checkpoint: Checkpoint, one_pass: bool = False):
         self.spark, self.batch_id, self.now, self.st = spark, batch_id, now, st
+        # the batch's source rows are not persisted (:mod:`.one_pass`): a step that would read them
+        # again in the sink's job is kept only when it has rows, and compaction waits for settle()
+        self.one_pass = one_pass
+        self._late: tuple | None = None      # one pass: (count, step, rows, columns) of the late rows
         self.w, self.after, self.env, self.ckpt = window, after, env, checkpoint
         self.kind = window_kind(window) if window is not None else None
         # a window whose inner pipeline starts with a decomposable $group keeps partial aggregates
@@ -156,13 +160,20 @@ class BatchWork:
         if w_prev is not None and not proc_time:
             frontier = w_prev - w.allowed_lateness_ms
             good = good.withColumn(FRONTIER, long_param(frontier))
-            late = None
+            late, counted = None, None
             if min_t is None or not kind.none_late(min_t, frontier):
+                if self.one_pass:       # counted by the job that writes the on-time rows
+                    counted = Observation()
+                    good = good.observe(counted, F.count(F.when(kind.is_late(frontier), 1)).alias("n"))
                 late, good = kind.late(good, frontier, self.st)
             if late is not None:
-                self._piece(late, {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
-                                   "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),
-                                   "raw": F.col("raw"), "_op": F.lit(w.name), "_missed": kind.missed()})
+                cols = {"_o1": F.monotonically_increasing_id(), "partition": F.col("partition"),
+                        "offset": F.col("offset"), "_arr": F.col("_arr"), "doc": F.col("doc"),
+                        "raw": F.col("raw"), "_op": F.lit(w.name), "_missed": kind.missed()}
+                if counted is None:
+                    self._piece(late, cols)
+                else:
+                    self._late = (counted, self._keep_step(), late, cols)
         if self.partial is not None:
             self._add_partial(good, frontier)
             return
@@ -212,7 +223,18 @@ class BatchWork:
         self.kind.register(seen, self.st)
         self.st.files.append(StateFile(self.batch_id, seen["mt"], seen["ma"], str(path),
                                        start_bounds(seen["starts"]), bool(seen["flagged"])))
-        self._compact()
+        if not self.one_pass:
+            self._compact()
+
+    def settle(self) -> None:
+        """A one-pass batch (:mod:`.one_pass`), once its statistics say the pass stands: the late
+        rows' step when the pass counted some, and the compaction :meth:`_add_partial` left."""
+        if self._late is not None:
+            counted, step, late, cols = self._late
+            if counted.get["n"]:
+                self._piece(late, cols, step)
+        if self.partial is not None:
+            self._compact()
 
     def _compact(self) -> None:
         """Merge the live state files into one when there are more than ``COMPACT_AFTER``."""

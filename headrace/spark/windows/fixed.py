@@ -50,10 +50,15 @@ class FixedWindows(WindowKind):
         seq = F.sequence(last - F.lit((n - 1) * self.hop), last, F.lit(self.hop))
         return F.filter(seq, lambda s: s > t - F.lit(self.iv))
 
-    def late(self, good: DataFrame, frontier: int, st) -> tuple[DataFrame | None, DataFrame]:
+    def is_late(self, frontier: int) -> Column:
+        """Whether the document at ``_t`` is late: the last window holding it ends at or before
+        ``frontier``."""
         last_end = F.floor((F.col("_t") - F.lit(self.w.offset_ms)) / F.lit(self.hop)) * F.lit(self.hop) + \
             F.lit(self.w.offset_ms + self.iv)
-        good = good.withColumn("_late", at_most(last_end, long_param(frontier)))
+        return at_most(last_end, long_param(frontier))
+
+    def late(self, good: DataFrame, frontier: int, st) -> tuple[DataFrame | None, DataFrame]:
+        good = good.withColumn("_late", self.is_late(frontier))
         return good.filter("_late"), good.filter(~F.col("_late"))
 
     def none_late(self, min_t: int, frontier: int) -> bool:
