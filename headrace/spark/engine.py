@@ -63,7 +63,6 @@ from .runtime.state import Checkpoint, EngineState, new_counters
 from .session import CodegenSwitch
 from .sources import END
 from .stages import Env, apply_stages, source_fields_after
-from ..mql.doc_facts import DocFacts
 
 Callback = Callable[[list[dict]], None]
 
@@ -127,8 +126,8 @@ class Processor:
         # built once with the streaming query; None without a fast path
         self._slow_steps = None
         self._slow_seen = False               # the last batch had such rows
-        # the last batch's facts and data rows in this run: what a one-pass batch assumes (runtime/one_pass.py)
-        self.last_batch: tuple[DocFacts | None, int] | None = None
+        # the last batches' facts and data rows in this run: what a one-pass batch assumes (runtime/one_pass.py)
+        self.history = one_pass.History()
 
     @property
     def stopped(self) -> bool:

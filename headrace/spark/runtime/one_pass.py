@@ -31,6 +31,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ...mql.doc_facts import DocFacts
+from ...spec import defaults
 from ..sources import DATA
 from ..values.facts import batch_facts, holds, recording
 from ..windows.partial import partial_plan
@@ -44,14 +45,41 @@ def enabled() -> bool:
     return os.environ.get("HEADRACE_ONE_PASS", "on") != "off"
 
 
+def min_rows() -> int:
+    """:data:`~headrace.spec.defaults.ONE_PASS_MIN_ROWS`, or ``HEADRACE_ONE_PASS_MIN_ROWS``."""
+    return int(os.environ.get("HEADRACE_ONE_PASS_MIN_ROWS", defaults.ONE_PASS_MIN_ROWS))
+
+
+class History:
+    """What one-pass batches assume of a processor's run: the last batch's facts and data rows,
+    and whether those facts were the ones before them (a stream whose facts change from batch to
+    batch would pay a second pass for most batches)."""
+
+    def __init__(self) -> None:
+        self.facts: DocFacts | None = None
+        self.rows = 0
+        self.steady = False
+        self.off = False      # a pass did not stand for another reason than facts: never again
+
+    def add(self, facts: DocFacts | None, rows: int) -> None:
+        """A batch of ``rows`` data rows with ``facts`` ran (a batch without rows changes nothing)."""
+        if rows:
+            self.steady = facts is not None and facts == self.facts
+            self.facts, self.rows = facts, rows
+
+    def ready(self) -> bool:
+        return self.steady and not self.off and self.rows >= min_rows()
+
+
 def applies(proc: Any, prev: EngineState) -> bool:
     """Whether a batch of ``proc`` (a :class:`~headrace.spark.engine.Processor`) after ``prev`` may
     run in one pass: an event-time tumbling or hopping window kept as partial aggregates, with no
     idle timeout, clock ticks or de-duplication, over one watermark partition with a position;
-    the previous batch of this run had facts; no ``$unwind`` before the window (its output is
-    numbered itself); no ``timeField`` rows for the generic expression in the previous batch."""
+    the previous batch of this run had :func:`min_rows` data rows and the facts of the batch
+    before it (:class:`History`); no ``$unwind`` before the window (its output is numbered
+    itself); no ``timeField`` rows for the generic expression in the previous batch."""
     w = proc.w
-    if not enabled() or w is None or proc.last_batch is None or proc.last_batch[0] is None:
+    if not enabled() or w is None or not proc.history.ready():
         return False
     if w.boundary != "eventTime" or w.idle_timeout or proc._needs_ticks() or proc.dedup is not None:
         return False
@@ -66,7 +94,7 @@ def run(proc: Any, bdf: DataFrame, batch_id: int, prev: EngineState, st: EngineS
     """The batch in one pass (the caller checked :func:`applies`): whether the input ended, as
     ``Processor._batch``; None when the pass does not stand and the batch must run in two."""
     (part,) = proc.partitions
-    facts, rows_before = proc.last_batch
+    facts, rows_before = proc.history.facts, proc.history.rows
     lo = st.positions[part]
     observed = ObservedStats(part, True, proc._slow_steps is not None)
     src = observed.on(bdf)
@@ -80,23 +108,27 @@ def run(proc: Any, bdf: DataFrame, batch_id: int, prev: EngineState, st: EngineS
         work.fields = proc._window_fields
         work.add_to_windows(data, st.time.watermark, with_seq, None)
     stats = observed.rows() if observed.done() else None
-    if stats is None or not _stands(stats[0], batch_id, part, assumed, asked):
+    why = "statistics" if stats is None else _refused(stats[0], batch_id, part, assumed, asked)
+    if why is not None:
+        # arrivals or offsets of another form, or rows of another partition, stop one pass for the
+        # whole run; changed facts until they are steady again (History.add)
+        proc.history.off = proc.history.off or why in ("arrival order", "statistics")
         return None
     work.settle()
     doc_facts = DocFacts.from_schemas([stats[0]["schema"]])
     now, ended, n_in = proc._account(stats, st)
     proc._codegen.set(src.sparkSession, n_in)
     work.now = now
-    proc.last_batch = (doc_facts, n_in)
+    proc.history.add(doc_facts, n_in)
     return proc._conclude(work, stats, st, prev, now, ended)
 
 
-def _stands(s: dict, batch_id: int, part: str, assumed: list, asked: list) -> bool:
-    """Whether the statistics ``s`` of the pass say the two-pass batch compiles the same plan."""
+def _refused(s: dict, batch_id: int, part: str, assumed: list, asked: list) -> str | None:
+    """Why the statistics ``s`` of the pass say that two passes compile another plan, or None."""
     if not s["n"] or s.get("slow"):
-        return False
+        return "rows"
     span = (s["maxarr"] if s["minarr"] == s["maxarr"] else None, part, s["minoff"], s["maxoff"])
     if seq_bases([span], batch_id) != seq_bases(assumed, batch_id) or seq_bases(assumed, batch_id) is None:
-        return False
+        return "arrival order"
     with batch_facts(DocFacts.from_schemas([s["schema"]])):
-        return holds(asked)
+        return None if holds(asked) else "facts"

@@ -79,5 +79,5 @@ def _body(proc: Any, src: DataFrame, stats: list, batch_id: int, prev: EngineSta
                     work.fields = proc._window_fields
                 min_et = min((r["minet"] for r in stats if r["minet"] is not None), default=None)
                 work.add_to_windows(data, w_prev, with_seq, min_et)
-    proc.last_batch = (doc_facts, n_in)
+    proc.history.add(doc_facts, n_in)
     return proc._conclude(work, stats, st, prev, now, ended)

@@ -2,7 +2,8 @@
 whose batches take it gives the sink and DLQ of the two-pass batches (``HEADRACE_ONE_PASS=off``),
 document for document and ``_id`` for ``_id``, through late rows, failing accumulator inputs,
 unparseable lines and a batch whose facts change (a field that was always an int holds a string),
-where the pass does not stand and the batch runs again in two passes."""
+where the pass does not stand and the batch runs again in two passes; and a source whose rows
+arrive at several instants stops one pass for the run."""
 from __future__ import annotations
 
 import datetime as _dt
@@ -70,16 +71,14 @@ def test_one_pass_batches_give_the_two_pass_result(spark, tmp_path, monkeypatch)
         return got
 
     monkeypatch.setattr(one_pass, "run", counted)
+    monkeypatch.setenv("HEADRACE_ONE_PASS_MIN_ROWS", "30")
     out1, dlq1, stats1 = _run(tmp_path, "one")
     monkeypatch.setenv("HEADRACE_ONE_PASS", "off")
     out2, dlq2, stats2 = _run(tmp_path, "two")
 
-    stood = dict(passes)
-    assert stood[1] and stood[2] and stood[3], passes          # one pass, a late row in batch 3 too
-    assert stood[4] is False, passes                           # v holds a string: run again in two passes
-    assert stood[5] is False, passes                           # the facts before it were batch 4's
-    assert all(b != 0 for b, _ in passes)                      # batch 0 has no facts before it
-    assert len(passes) == 5                                    # the off run never tried
+    # batches 0 and 1 in two passes (no steady facts before them), 2 and 3 in one (a late row in
+    # 3), 4 tried (v holds a string: run again in two passes), 5 not tried (facts not steady)
+    assert passes == [(2, True), (3, True), (4, False)], passes
 
     assert out1 == out2 and len(out1) > 20
     assert dlq1 == dlq2
@@ -87,3 +86,32 @@ def test_one_pass_batches_give_the_two_pass_result(spark, tmp_path, monkeypatch)
     assert len(dlq1) == 3, reasons           # the late row, the failing $toInt, the line that is not JSON
     for k in ("inputMessageCount", "outputMessageCount", "dlqMessageCount", "watermark"):
         assert stats1.get(k) == stats2.get(k), k
+
+
+def test_a_pass_refused_for_its_arrival_order_is_not_tried_again(spark, tmp_path, monkeypatch):
+    """Rows of a batch that did not arrive at one instant (stream records keep their append
+    instants) give another arrival order than offsets: the pass is thrown away once, and the
+    processor runs in two passes from then on (not one wasted pass per batch)."""
+    from headrace.spark.runtime import batch_stats
+
+    tried: list = []
+    real_run, real_rows = one_pass.run, batch_stats.ObservedStats.rows
+
+    def counted(proc, bdf, batch_id, *args):
+        got = real_run(proc, bdf, batch_id, *args)
+        tried.append((batch_id, got is not None))
+        return got
+
+    def two_instants(self):
+        rows = real_rows(self)
+        rows[0]["minarr"] -= 1
+        return rows
+
+    monkeypatch.setattr(one_pass, "run", counted)
+    monkeypatch.setattr(batch_stats.ObservedStats, "rows", two_instants)
+    monkeypatch.setenv("HEADRACE_ONE_PASS_MIN_ROWS", "30")
+    out1, dlq1, _ = _run(tmp_path, "one")
+    monkeypatch.setenv("HEADRACE_ONE_PASS", "off")
+    out2, dlq2, _ = _run(tmp_path, "two")
+    assert tried == [(2, False)], tried
+    assert out1 == out2 and dlq1 == dlq2
