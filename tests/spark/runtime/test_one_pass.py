@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as _dt
 import json
 
+import pytest
+
 from headrace.launch import prepare, start
 from headrace.spark.runtime import one_pass
 from headrace.store import open_store
@@ -61,7 +63,19 @@ def _run(tmp_path, home: str) -> tuple[list, list, dict]:
     return out, dlq, stats
 
 
-def test_one_pass_batches_give_the_two_pass_result(spark, tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def two_passes(spark, tmp_path_factory):
+    """The sink, DLQ and statistics of every batch in two passes."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HEADRACE_ONE_PASS", "off")
+    try:
+        return _run(tmp_path_factory.mktemp("two"), "two")
+    finally:
+        mp.undo()
+
+
+def _counting(monkeypatch) -> list:
+    """``(batch id, whether the pass stood)`` of every one-pass batch tried from now on."""
     passes: list = []
     real = one_pass.run
 
@@ -72,14 +86,16 @@ def test_one_pass_batches_give_the_two_pass_result(spark, tmp_path, monkeypatch)
 
     monkeypatch.setattr(one_pass, "run", counted)
     monkeypatch.setenv("HEADRACE_ONE_PASS_MIN_ROWS", "30")
-    out1, dlq1, stats1 = _run(tmp_path, "one")
-    monkeypatch.setenv("HEADRACE_ONE_PASS", "off")
-    out2, dlq2, stats2 = _run(tmp_path, "two")
+    return passes
 
+
+def test_one_pass_batches_give_the_two_pass_result(two_passes, tmp_path, monkeypatch):
+    passes = _counting(monkeypatch)
+    out1, dlq1, stats1 = _run(tmp_path, "one")
+    out2, dlq2, stats2 = two_passes
     # batches 0 and 1 in two passes (no steady facts before them), 2 and 3 in one (a late row in
     # 3), 4 tried (v holds a string: run again in two passes), 5 not tried (facts not steady)
     assert passes == [(2, True), (3, True), (4, False)], passes
-
     assert out1 == out2 and len(out1) > 20
     assert dlq1 == dlq2
     reasons = sorted(d["errInfo"]["reason"][:20] for d in dlq1)
@@ -88,30 +104,22 @@ def test_one_pass_batches_give_the_two_pass_result(spark, tmp_path, monkeypatch)
         assert stats1.get(k) == stats2.get(k), k
 
 
-def test_a_pass_refused_for_its_arrival_order_is_not_tried_again(spark, tmp_path, monkeypatch):
+def test_a_pass_refused_for_its_arrival_order_is_not_tried_again(two_passes, tmp_path, monkeypatch):
     """Rows of a batch that did not arrive at one instant (stream records keep their append
     instants) give another arrival order than offsets: the pass is thrown away once, and the
     processor runs in two passes from then on (not one wasted pass per batch)."""
     from headrace.spark.runtime import batch_stats
 
-    tried: list = []
-    real_run, real_rows = one_pass.run, batch_stats.ObservedStats.rows
-
-    def counted(proc, bdf, batch_id, *args):
-        got = real_run(proc, bdf, batch_id, *args)
-        tried.append((batch_id, got is not None))
-        return got
+    real_rows = batch_stats.ObservedStats.rows
 
     def two_instants(self):
         rows = real_rows(self)
         rows[0]["minarr"] -= 1
         return rows
 
-    monkeypatch.setattr(one_pass, "run", counted)
+    passes = _counting(monkeypatch)
     monkeypatch.setattr(batch_stats.ObservedStats, "rows", two_instants)
-    monkeypatch.setenv("HEADRACE_ONE_PASS_MIN_ROWS", "30")
     out1, dlq1, _ = _run(tmp_path, "one")
-    monkeypatch.setenv("HEADRACE_ONE_PASS", "off")
-    out2, dlq2, _ = _run(tmp_path, "two")
-    assert tried == [(2, False)], tried
+    out2, dlq2, _ = two_passes
+    assert passes == [(2, False)], passes
     assert out1 == out2 and dlq1 == dlq2
