@@ -58,8 +58,12 @@ class ObservedStats:
                            F.min("partition").alias("_pmin"), F.max("partition").alias("_pmax"))
 
     def done(self) -> bool:
-        """Whether the job that read ``src`` gathered the statistics."""
-        return self._obs._jo is not None and self._obs._jo.future().isCompleted()
+        """Whether the job that read ``src`` gathered the statistics (False when that cannot be
+        told without waiting)."""
+        try:
+            return self._obs._jo is not None and bool(self._obs._jo.future().isCompleted())
+        except Exception:  # noqa: BLE001 - pyspark's Observation without a future: not gathered
+            return False
 
     def rows(self) -> list[dict] | None:
         """After the job: the statistics as :func:`batch_stats` gives them for that partition,

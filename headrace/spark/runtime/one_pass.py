@@ -59,7 +59,7 @@ class History:
         self.facts: DocFacts | None = None
         self.rows = 0
         self.steady = False
-        self.off = False      # a pass did not stand for another reason than facts: never again
+        self.off = False      # a pass was refused for its arrival order or partition: never again
 
     def add(self, facts: DocFacts | None, rows: int) -> None:
         """A batch of ``rows`` data rows with ``facts`` ran (a batch without rows changes nothing)."""
