@@ -9,7 +9,7 @@ Per micro-batch ``N`` (time-semantics.md):
    (:mod:`.runtime.prepare`).
 2. One small aggregate gives per-partition max event time and arrival, the batch instant ``T``,
    whether the input ended, and the documents' merged schema: the facts of the typed fast path
-   (:mod:`.values.facts`) (:mod:`.runtime.batch_stats`). A two-pass batch (:mod:`.runtime.two_pass`)
+   (:mod:`.values.facts`), as :mod:`.runtime.batch_stats` says. A two-pass batch (:mod:`.runtime.two_pass`)
    computes it in a job of its own over the persisted rows; a one-pass windowed batch
    (:mod:`.runtime.one_pass`) is compiled with the previous batch's facts and gathers it in the job
    that writes the window state, standing only when it shows the same plan.

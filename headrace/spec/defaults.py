@@ -46,11 +46,11 @@ DRIVER_MEMORY = "1g"
 CODEGEN_MIN_ROWS = 20_000             # micro-batches with fewer input rows run without generated code
 SHUFFLE_PARTITIONS = 4                # Spark shuffle partitions on a cluster master (local masters: their cores)
 SEQ_BROADCAST_MIN_ROWS = 20_000       # windowed micro-batches with fewer rows number arrival order in place
+SEQ_FROM_OFFSETS = True               # ... unless each partition's rows arrived at one instant: base + offset
 #: a windowed micro-batch runs in one pass (spark/runtime/one_pass.py) only after a batch of this many
 #: data rows whose facts were the batch's before it (``HEADRACE_ONE_PASS_MIN_ROWS``): a small batch
 #: saves little by it, and a batch whose facts change pays a second pass
 ONE_PASS_MIN_ROWS = 10_000
-SEQ_FROM_OFFSETS = True               # ... unless each partition's rows arrived at one instant: base + offset
 TRIGGER_INTERVAL_MS = 0               # micro-batch trigger (0 = as fast as possible)
 LATE_REASON = "Input document arrived late."
 DEDUP_MIN_HORIZON_MS = 1_000          # $source.dedup.horizon: at least 1 second

@@ -233,7 +233,7 @@ class BatchWork:
             counted, step, late, cols = self._late
             if counted.get["n"]:
                 self._piece(late, cols, step)
-        if self.partial is not None:
+        if self.st.files and self.st.files[-1].batch == self.batch_id:   # _add_partial wrote a file
             self._compact()
 
     def _compact(self) -> None:

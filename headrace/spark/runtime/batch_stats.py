@@ -8,7 +8,7 @@ the documents' merged schema (``schema``: :mod:`..values.facts`), and with a ``t
 path whether rows need its generic expression (``slow``: :mod:`.prepare`).
 
 :func:`batch_stats` computes them in a job of their own (the two-pass batch);
-:func:`observe_stats` gathers them for a batch of one watermark partition while another job
+:class:`ObservedStats` gathers them for a batch of one watermark partition while another job
 reads its rows (the one-pass batch, :mod:`.one_pass`). Both give the same values.
 """
 from __future__ import annotations

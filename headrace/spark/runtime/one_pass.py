@@ -1,7 +1,7 @@
 """The one-pass micro-batch: a windowed batch whose rows are read once, by the job that writes them
 into the window state, with its statistics gathered by the same job.
 
-The two-pass batch (``Processor._batch``) persists the prepared source rows, computes their
+The two-pass batch (:mod:`.two_pass`) persists the prepared source rows, computes their
 statistics in a job of their own (:func:`.batch_stats.batch_stats`), then compiles the stages with
 the batch's facts and arrival order from those statistics and writes the window state in a second
 job. A steady stream does not need the first job to know what the second will find: the batch's
@@ -128,7 +128,8 @@ def _refused(s: dict, batch_id: int, part: str, assumed: list, asked: list) -> s
     if not s["n"] or s.get("slow"):
         return "rows"
     span = (s["maxarr"] if s["minarr"] == s["maxarr"] else None, part, s["minoff"], s["maxoff"])
-    if seq_bases([span], batch_id) != seq_bases(assumed, batch_id) or seq_bases(assumed, batch_id) is None:
+    bases = seq_bases(assumed, batch_id)
+    if bases is None or seq_bases([span], batch_id) != bases:
         return "arrival order"
     with batch_facts(DocFacts.from_schemas([s["schema"]])):
         return None if holds(asked) else "facts"
