@@ -58,6 +58,7 @@ from . import planners
 from . import values as V
 from .runtime import one_pass, two_pass
 from .runtime.batch import BatchWork
+from .runtime.sinks import write_work
 from .runtime.prepare import has_slow_rows, prepare, prepare_steps, slow_steps
 from .runtime.state import Checkpoint, EngineState, new_counters
 from .session import CodegenSwitch
@@ -344,7 +345,9 @@ class Processor:
             elif ended:
                 work.close_processing(PLUS_INF)
             work.gc(ts)
-        res = self._write(work, st.jsonl_size)
+        res = write_work(self, work, st.jsonl_size)
+        if res.get("error"):
+            raise ProcessorFailed(f"processor {self.o.name!r}: {res['error']}")
         self._phase("after_sink", batch_id)
         counters["output"] += res["output"]
         counters["dlq"] += res["dlq"]
@@ -376,32 +379,6 @@ class Processor:
         maybe_crash(phase, batch_id)
         if self.o.fault and phase in self.o.fault_phases:
             self.o.fault(batch_id, phase)
-
-    # ------------------------------------------------------------------ sinks
-    def _write(self, work: BatchWork, jsonl_size: int | None) -> dict:
-        """Write the batch's outputs and DLQ entries from an executor (:mod:`.runtime.sinks`)."""
-        from .runtime.records import BatchInfo
-        from .runtime.sinks import SinkPlan, write_batch
-
-        pieces = [p for p in work.pieces if p is not None]
-        if not pieces:
-            return {"output": 0, "dlq": 0, "late": 0, "jsonl_size": jsonl_size}
-        info = BatchInfo(name=self.o.name, source_type=self.source_type, multi_partition=len(self.partitions) > 1,
-                         now=work.now, stream_meta=self.p.options.stream_meta, add_ids=self.p.sink is not None,
-                         batch_id=work.batch_id, run_id=self.checkpoints.run_id, guarantee=self.p.options.guarantee,
-                         order=self._order)
-        plan = SinkPlan(self.o.registry, self.p.sink, self.p.options.dlq)
-        records = pieces[0]
-        for piece in pieces[1:]:
-            records = records.unionByName(piece)
-        # without a window, the batch is one frame whose partitions are in the batch's order:
-        # every partition writes its own documents (:mod:`.runtime.sinks`)
-        res = write_batch(records, plan, info, jsonl_size, collect=bool(self.o.on_output or self.o.on_dlq),
-                          parallel=self.w is None and len(pieces) == 1, staging=self.hdir / "sink",
-                          batch_id=work.batch_id)
-        if res.get("error"):
-            raise ProcessorFailed(f"processor {self.o.name!r}: {res['error']}")
-        return res
 
     # ------------------------------------------------------------------ stats
     def stats(self, verbose: bool = False) -> dict:

@@ -207,6 +207,28 @@ def write_batch(records, plan: SinkPlan, info: BatchInfo, jsonl_size: int | None
     return _write_one(records, plan, info, jsonl_size, collect)
 
 
+def write_work(proc, work, jsonl_size: int | None) -> dict:
+    """Write what the batch ``work`` (:class:`.batch.BatchWork`) of the processor ``proc`` leaves:
+    its outputs and DLQ entries, from the executors (:func:`write_batch`). A result with an
+    ``error`` is the caller's to raise."""
+    pieces = [p for p in work.pieces if p is not None]
+    if not pieces:
+        return {"output": 0, "dlq": 0, "late": 0, "jsonl_size": jsonl_size}
+    p, o = proc.p, proc.o
+    info = BatchInfo(name=o.name, source_type=proc.source_type, multi_partition=len(proc.partitions) > 1,
+                     now=work.now, stream_meta=p.options.stream_meta, add_ids=p.sink is not None,
+                     batch_id=work.batch_id, run_id=proc.checkpoints.run_id, guarantee=p.options.guarantee,
+                     order=proc._order)
+    records = pieces[0]
+    for piece in pieces[1:]:
+        records = records.unionByName(piece)
+    # without a window, the batch is one frame whose partitions are in the batch's order:
+    # every partition writes its own documents
+    return write_batch(records, SinkPlan(o.registry, p.sink, p.options.dlq), info, jsonl_size,
+                       collect=bool(o.on_output or o.on_dlq), parallel=proc.w is None and len(pieces) == 1,
+                       staging=proc.hdir / "sink", batch_id=work.batch_id)
+
+
 def _rows(batches) -> Iterator[dict]:
     """Record rows of Arrow batches as dicts (``doc`` as a VariantVal)."""
     from pyspark.sql.types import VariantVal
