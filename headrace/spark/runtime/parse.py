@@ -8,7 +8,11 @@ bits: see :func:`headrace.spark.docs.parse_in_reader`) is parsed by the reader i
 One normalisation keeps MQL's types: ``parse_json`` stores a fraction such as ``1.5`` as a
 decimal, where MongoDB reads a double; a number with an exponent it stores as a double. So every
 fraction outside string literals gets ``e0`` appended first (escaped quotes and backslashes
-masked while the regular expression runs).
+masked while the regular expression runs). That regular expression costs about six times the
+parse itself (``benchmarks/PROFILE.md``), so a reader that has found, per Arrow batch, that a
+text has no fraction outside its strings marks it :data:`~headrace.spark.sources.PLAIN` in
+``error`` (:func:`headrace.spark.sources.arrow_rows.data_batch`), and such text is parsed as it
+is: the normalisation would not change it.
 
 Input that is not JSON, or not a JSON object, gets an error; the DLQ entry's reason is refined
 from the raw text where it is written (:func:`headrace.spark.docs.parse_error`).
@@ -20,6 +24,7 @@ from pyspark.sql import functions as F
 
 from .. import values as V
 
+from ..sources import PLAIN
 from .records import NOT_JSON
 _BS, _QT = "\u0001", "\u0002"      # never raw in JSON text: masks for \\ and \" while matching
 _FRACTION = r'([0-9]\.[0-9]+)(?![0-9eE])(?=(?:[^"]*+"[^"]*+")*+[^"]*+$)'
@@ -41,12 +46,16 @@ def normalized(raw: Column) -> Column:
 
 def parse_columns(is_data: Column) -> list[dict[str, Column]]:
     """The two column steps that fill ``doc`` and ``error`` of source rows the reader left to the
-    JVM (both NULL), through a temporary ``_pj`` (dropped by the caller)."""
-    todo = is_data & F.col("doc").isNull() & F.col("error").isNull()
+    JVM (``doc`` NULL, ``error`` NULL or :data:`~headrace.spark.sources.PLAIN`), through a
+    temporary ``_pj`` (dropped by the caller). Text marked PLAIN is parsed without the
+    normalisation; every such row's ``error`` becomes NULL or :data:`NOT_JSON`."""
+    plain = F.coalesce(F.col("error") == F.lit(PLAIN), F.lit(False))
+    todo = is_data & F.col("doc").isNull() & (F.col("error").isNull() | plain)
     ok = V.is_object_raw(F.col("_pj"))
-    return [{"_pj": F.when(todo, F.try_parse_json(normalized(F.col("raw"))))},
+    text = F.when(plain, F.col("raw")).otherwise(normalized(F.col("raw")))
+    return [{"_pj": F.when(todo, F.try_parse_json(text))},
             {"doc": F.when(todo, F.when(ok, F.col("_pj"))).otherwise(F.col("doc")),
-             "error": F.when(todo & ~F.coalesce(ok, F.lit(False)), F.lit(NOT_JSON)).otherwise(F.col("error"))}]
+             "error": F.when(todo, F.when(~F.coalesce(ok, F.lit(False)), F.lit(NOT_JSON))).otherwise(F.col("error"))}]
 
 
 def parse(df: DataFrame, is_data: Column) -> DataFrame:

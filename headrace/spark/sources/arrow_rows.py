@@ -5,7 +5,10 @@ that yields RecordBatches hands them to the JVM as they are. :func:`data_batch` 
 from columns: the text that only Python can read as MQL would (Extended JSON wrappers, ``NaN``,
 integers over 64 bits: :data:`headrace.spark.docs.NEEDS_PYTHON`) is found by one vectorised
 regex over the batch, and only those rows are parsed here; the JVM parses the rest
-(:mod:`headrace.spark.runtime.parse`). Runs in a Python worker; imports pyarrow lazily.
+(:mod:`headrace.spark.runtime.parse`). A second one finds the texts with no fraction outside
+their strings (:data:`WHOLE_STRINGS`, :data:`FRACTION_OUTSIDE_STRINGS`): their ``error`` is
+:data:`headrace.spark.sources.PLAIN`, and the JVM parses them without its normalisation.
+Runs in a Python worker; imports pyarrow lazily.
 """
 from __future__ import annotations
 
@@ -13,10 +16,18 @@ import datetime as _dt
 from functools import lru_cache
 from typing import Any, Sequence
 
-from . import DATA, SOURCE_SCHEMA
+from . import DATA, PLAIN, SOURCE_SCHEMA
 
 #: rows per RecordBatch a reader yields (pyspark's own batching of tuples uses 10,000)
 BATCH_ROWS = 10_000
+#: text that is characters outside strings (never a backslash) and whole strings (RE2, as pyarrow
+#: runs it). In such text the JVM's normalisation, which masks escaped quotes and backslashes and
+#: judges a fraction outside strings by the quotes after it, sees the same strings.
+WHOLE_STRINGS = r'(?s)^(?:[^"\\]|"(?:[^"\\]|\\.)*")*$'
+#: a fraction (``1.5``, ``-0.25e3``) outside the text's strings: from the start, characters
+#: outside strings and whole strings, then digit, point, digit
+FRACTION_OUTSIDE_STRINGS = r'(?s)^(?:[^"\\]|"(?:[^"\\]|\\.)*")*[0-9]\.[0-9]'
+
 
 
 @lru_cache(maxsize=1)
@@ -50,15 +61,21 @@ def data_batch(partition: str, offsets: Sequence[int], arrival: "_dt.datetime | 
     n = len(raws)
     raw = pa.array(raws, pa.string())
     doc_type = schema.field("doc").type
+    error_col = None
     if parsed is None:                      # the text: only Python's rows are parsed here
-        python_rows = pc.indices_nonzero(pc.fill_null(pc.match_substring_regex(raw, NEEDS_PYTHON.pattern),
-                                                      True)).to_pylist()
+        python = pc.fill_null(pc.match_substring_regex(raw, NEEDS_PYTHON.pattern), True)
+        python_rows = pc.indices_nonzero(python).to_pylist()
+        # PLAIN: whole strings and no fraction outside them, so the normalisation changes nothing
+        plain = pc.fill_null(pc.and_not(pc.and_not(pc.match_substring_regex(raw, WHOLE_STRINGS),
+                                                   pc.match_substring_regex(raw, FRACTION_OUTSIDE_STRINGS)),
+                                        python), False)
+        error_col = pc.if_else(plain, pa.scalar(PLAIN, pa.string()), pa.scalar(None, pa.string()))
         if python_rows:
-            parsed = ([None] * n, [None] * n)
+            parsed = ([None] * n, error_col.to_pylist())
             for i in python_rows:
                 parsed[0][i], parsed[1][i] = parse_text(raws[i])
     if parsed is None:
-        doc_col, error_col = pa.nulls(n, doc_type), pa.nulls(n, pa.string())
+        doc_col = pa.nulls(n, doc_type)
     else:
         doc_col = pa.array([None if d is None else {"value": d.value, "metadata": d.metadata} for d in parsed[0]],
                            doc_type)

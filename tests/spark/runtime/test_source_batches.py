@@ -6,6 +6,7 @@ import datetime as dt
 
 from headrace import ejson
 from headrace.spark.docs import from_variant, parse_in_reader
+from headrace.spark.sources import PLAIN
 
 
 def test_data_batch_matches_the_tuples_it_replaces():
@@ -23,7 +24,8 @@ def test_data_batch_matches_the_tuples_it_replaces():
     for r, raw in zip(rows, raws):
         doc, err = parse_in_reader(raw)
         got = None if r["doc"] is None else from_variant(VariantVal(r["doc"]["value"], r["doc"]["metadata"]))
-        assert (ejson.dumps(got), r["error"]) == (ejson.dumps(from_variant(doc)), err), raw
+        error = None if r["error"] == PLAIN else r["error"]       # PLAIN: a marker for the JVM parse
+        assert (ejson.dumps(got), error) == (ejson.dumps(from_variant(doc)), err), raw
         assert (r["partition"], r["raw"], r["kind"], r["arrival"], r["source_ts"]) == ("p", raw, 0, now, now)
     assert [r["offset"] for r in rows] == list(range(10, 18)) and rows[1]["key"] == "k"
     assert rows[7]["doc"] is not None and from_variant(VariantVal(rows[7]["doc"]["value"], rows[7]["doc"]["metadata"])) \
@@ -56,3 +58,83 @@ def test_a_file_batch_arrives_at_one_instant_in_file_order(tmp_path):
         time.sleep(0.01)
     assert len({r["arrival"] for r in rows}) == 1
     assert sorted(r["offset"] for r in rows) == list(range(30_000))
+
+
+def _java_normalized(text: str) -> str:
+    """What :func:`headrace.spark.runtime.parse.normalized` makes of ``text`` in the JVM, in
+    Python's ``re`` (the same pattern, possessive quantifiers and masks)."""
+    import re
+
+    from headrace.spark.runtime import parse as P
+
+    def fix(t):
+        return re.sub(P._FRACTION, r"\1e0", t)
+
+    if "\\" not in text:
+        return fix(text)
+    masked = text.replace("\\\\", P._BS).replace('\\"', P._QT)
+    return fix(masked).replace(P._QT, '\\"').replace(P._BS, "\\\\")
+
+
+#: texts around the cases the two regular expressions must agree on
+TRICKY = ['{"a": 1.5}', '{"t": "23:59:59.234+00:00", "n": 3}', '{"t": "59.2", "x": 0.25}', '{"a": [1, 2.5e3]}',
+          '{"a": -0.5E2}', '{"s": "a\\"b 1.5"}', '{"s": "a\\\\", "v": 1.5}', '{"s": "\\\\\\"1.5"}',
+          '{"a": 1}', '{"a": "1.5"}', '{"a": 1.}', '{"a": .5}', '{"a": "x" 1.5}', '{"a": "unterminated 1.5}',
+          '{"a": 1.5', '[1.5]', '{"k\\u0022": 2.5}', '{"a":\n1.5}', '{"1.5": 2}', '{"a": "\\\\"}', '']
+
+
+def _random_texts(n: int, seed: int) -> list[str]:
+    import random
+
+    rnd = random.Random(seed)
+    alphabet = ['"', '\\', '1', '5', '.', 'e', 'E', ':', ',', ' ', 'a', '{', '}', '[', ']', '-', '\n']
+    return ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 24))) for _ in range(n)]
+
+
+def test_text_marked_plain_is_text_the_jvm_normalisation_leaves_as_it_is():
+    """The reader's RE2 test (``FRACTION_OUTSIDE_STRINGS``) marks a text PLAIN only where the
+    JVM's fraction normalisation would not change it, over tricky and random texts; the solar
+    and Nexmark shapes (fractions only inside their timestamps) are PLAIN."""
+    from headrace.spark.sources.arrow_rows import data_batch
+
+    texts = TRICKY + _random_texts(20_000, 7)
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    rows = data_batch("p", range(len(texts)), now, texts).to_pylist()
+    marked = [t for t, r in zip(texts, rows) if r["error"] == PLAIN]
+    assert [t for t in marked if _java_normalized(t) != t] == []
+    plain = {t for t in marked}
+    assert {'{"a": 1.5}', '{"t": "59.2", "x": 0.25}', '{"a": [1, 2.5e3]}', '{"s": "a\\\\", "v": 1.5}',
+            '[1.5]', '{"a":\n1.5}'}.isdisjoint(plain)
+    assert {'{"t": "23:59:59.234+00:00", "n": 3}', '{"a": 1}', '{"a": "1.5"}', '{"1.5": 2}',
+            '{"s": "a\\"b 1.5"}'} <= plain
+    assert 0.2 < len(marked) / len(texts) < 0.9      # the random texts test both ways
+    solar = '{"device_id":"device_18","timestamp":"2024-05-31T23:59:59.234+00:00","obs":{"watts":419}}'
+    nexmark = '{"event_type":2,"dateTime":"2024-06-01T00:00:00.020Z","bid":{"auction":1000,"price":81}}'
+    assert [r["error"] for r in data_batch("p", [0, 1], now, [solar, nexmark]).to_pylist()] == [PLAIN, PLAIN]
+
+
+def test_the_jvm_parse_of_plain_text_equals_the_normalised_parse(spark):
+    """Rows as the reader marks them, parsed by the JVM (:func:`headrace.spark.runtime.parse.parse`),
+    give the documents and errors of the same rows all parsed with the normalisation."""
+    from pyspark.sql import functions as F
+
+    from headrace.spark.runtime.parse import parse
+    from headrace.spark.sources import SOURCE_SCHEMA
+    from headrace.spark.sources.arrow_rows import data_batch
+
+    texts = TRICKY + _random_texts(3_000, 11) + [
+        '{"v": %d.%d, "s": "%d.5", "w": [%d, 0.%d]}' % (i, i % 7, i, i, i) for i in range(200)]
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    rows = [tuple(r.values()) for r in data_batch("p", range(len(texts)), now, texts).to_pylist()]
+    assert sum(r[5] == PLAIN for r in rows) > 100
+    df = spark.createDataFrame(rows, SOURCE_SCHEMA)
+    normalised = df.withColumn("error", F.when(F.col("error") != F.lit(PLAIN), F.col("error")))
+
+    def parsed(d):
+        out = parse(d, F.col("kind") == 0).select("offset", F.to_json("doc").alias("j"),
+                                                  F.schema_of_variant("doc").alias("t"), "error")
+        return sorted(tuple(r) for r in out.collect())
+
+    got, want = parsed(df), parsed(normalised)
+    assert got == want
+    assert any(t and "DOUBLE" in t for _, _, t, _ in got) and not any(t and "DECIMAL" in t for _, _, t, _ in got)
