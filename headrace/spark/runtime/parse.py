@@ -23,9 +23,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from .. import values as V
-
 from ..sources import PLAIN
 from .records import NOT_JSON
+
 _BS, _QT = "\u0001", "\u0002"      # never raw in JSON text: masks for \\ and \" while matching
 _FRACTION = r'([0-9]\.[0-9]+)(?![0-9eE])(?=(?:[^"]*+"[^"]*+")*+[^"]*+$)'
 
@@ -55,7 +55,8 @@ def parse_columns(is_data: Column) -> list[dict[str, Column]]:
     text = F.when(plain, F.col("raw")).otherwise(normalized(F.col("raw")))
     return [{"_pj": F.when(todo, F.try_parse_json(text))},
             {"doc": F.when(todo, F.when(ok, F.col("_pj"))).otherwise(F.col("doc")),
-             "error": F.when(todo, F.when(~F.coalesce(ok, F.lit(False)), F.lit(NOT_JSON))).otherwise(F.col("error"))}]
+             "error": F.when(todo, F.when(~F.coalesce(ok, F.lit(False)), F.lit(NOT_JSON)))
+                       .otherwise(F.col("error"))}]
 
 
 def parse(df: DataFrame, is_data: Column) -> DataFrame:

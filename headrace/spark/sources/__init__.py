@@ -4,8 +4,9 @@ Every source produces rows of :data:`SOURCE_SCHEMA`:
 ``partition`` (watermark partition id), ``offset`` (position within the partition),
 ``arrival`` (arrival instant: processing clock; virtual in replay mode), ``raw`` (the record's
 text, kept for the DLQ), ``doc`` (the parsed document, NULL when ``raw`` is not a JSON object),
-``error`` (why ``doc`` is NULL; :data:`PLAIN` on text left to the JVM, see there), ``kind`` (0 data, 1 clock tick, 2 end of input),
-``source_ts`` (the source's own record timestamp: event time without ``timeField``) and ``key``.
+``error`` (why ``doc`` is NULL; :data:`PLAIN` on text left to the JVM, see there), ``kind``
+(0 data, 1 clock tick, 2 end of input), ``source_ts`` (the source's own record timestamp: event
+time without ``timeField``) and ``key``.
 """
 SOURCE_SCHEMA = ("partition string, offset bigint, arrival timestamp, raw string, doc variant, error string, "
                  "kind tinyint, source_ts timestamp, key string")

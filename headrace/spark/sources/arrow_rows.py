@@ -5,7 +5,7 @@ that yields RecordBatches hands them to the JVM as they are. :func:`data_batch` 
 from columns: the text that only Python can read as MQL would (Extended JSON wrappers, ``NaN``,
 integers over 64 bits: :data:`headrace.spark.docs.NEEDS_PYTHON`) is found by one vectorised
 regex over the batch, and only those rows are parsed here; the JVM parses the rest
-(:mod:`headrace.spark.runtime.parse`). A second one finds the texts with no fraction outside
+(:mod:`headrace.spark.runtime.parse`). Two more find the texts with no fraction outside
 their strings (:data:`WHOLE_STRINGS`, :data:`FRACTION_OUTSIDE_STRINGS`): their ``error`` is
 :data:`headrace.spark.sources.PLAIN`, and the JVM parses them without its normalisation.
 Runs in a Python worker; imports pyarrow lazily.
@@ -27,7 +27,6 @@ WHOLE_STRINGS = r'(?s)^(?:[^"\\]|"(?:[^"\\]|\\.)*")*$'
 #: a fraction (``1.5``, ``-0.25e3``) outside the text's strings: from the start, characters
 #: outside strings and whole strings, then digit, point, digit
 FRACTION_OUTSIDE_STRINGS = r'(?s)^(?:[^"\\]|"(?:[^"\\]|\\.)*")*[0-9]\.[0-9]'
-
 
 
 @lru_cache(maxsize=1)
