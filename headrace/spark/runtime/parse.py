@@ -49,7 +49,7 @@ def parse_columns(is_data: Column) -> list[dict[str, Column]]:
     JVM (``doc`` NULL, ``error`` NULL or :data:`~headrace.spark.sources.PLAIN`), through a
     temporary ``_pj`` (dropped by the caller). Text marked PLAIN is parsed without the
     normalisation; every such row's ``error`` becomes NULL or :data:`NOT_JSON`."""
-    plain = F.coalesce(F.col("error") == F.lit(PLAIN), F.lit(False))
+    plain = F.col("error").eqNullSafe(F.lit(PLAIN))
     todo = is_data & F.col("doc").isNull() & (F.col("error").isNull() | plain)
     ok = V.is_object_raw(F.col("_pj"))
     text = F.when(plain, F.col("raw")).otherwise(normalized(F.col("raw")))

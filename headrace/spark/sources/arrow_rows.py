@@ -20,13 +20,14 @@ from . import DATA, PLAIN, SOURCE_SCHEMA
 
 #: rows per RecordBatch a reader yields (pyspark's own batching of tuples uses 10,000)
 BATCH_ROWS = 10_000
-#: text that is characters outside strings (never a backslash) and whole strings (RE2, as pyarrow
-#: runs it). In such text the JVM's normalisation, which masks escaped quotes and backslashes and
-#: judges a fraction outside strings by the quotes after it, sees the same strings.
-WHOLE_STRINGS = r'(?s)^(?:[^"\\]|"(?:[^"\\]|\\.)*")*$'
-#: a fraction (``1.5``, ``-0.25e3``) outside the text's strings: from the start, characters
-#: outside strings and whole strings, then digit, point, digit
-FRACTION_OUTSIDE_STRINGS = r'(?s)^(?:[^"\\]|"(?:[^"\\]|\\.)*")*[0-9]\.[0-9]'
+#: from the start, characters outside strings (never a backslash) and whole strings (RE2, as
+#: pyarrow runs it)
+_OUTSIDE = r'(?s)^(?:[^"\\]|"(?:[^"\\]|\\.)*")*'
+#: text that is all of that. In such text the JVM's normalisation, which masks escaped quotes and
+#: backslashes and judges a fraction outside strings by the quotes after it, sees the same strings.
+WHOLE_STRINGS = _OUTSIDE + "$"
+#: a fraction (``1.5``, ``-0.25e3``) outside the text's strings: digit, point, digit after them
+FRACTION_OUTSIDE_STRINGS = _OUTSIDE + r"[0-9]\.[0-9]"
 
 
 @lru_cache(maxsize=1)
