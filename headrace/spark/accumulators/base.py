@@ -38,6 +38,10 @@ class Partial:
     ``flag``: a boolean partial column true where a rarer kind of input was aggregated (a
     decimal), and ``plain_steps`` the smaller finalisation for state where no row has it: the
     engine records per state file whether any row had it (:mod:`headrace.spark.runtime.batch`).
+    ``trim``: ``post`` may also be applied to one micro-batch's own partial row before it is
+    stored, because it only drops what cannot be in the result whatever rows it is merged with
+    later (the best of a ``$top``, the first ``n`` of a ``$firstN``, each value's first arrival in
+    ``$addToSet``); not so for a fold onto a running state (the double-double ``$sum``).
     """
 
     merge: Mapping[str, Callable[[Ref], Column]]
@@ -46,6 +50,7 @@ class Partial:
     steps: tuple[Step, ...] | None = None
     flag: str | None = None
     plain_steps: tuple[Step, ...] | None = None
+    trim: bool = False
 
 
 @dataclass(frozen=True)

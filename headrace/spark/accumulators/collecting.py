@@ -75,7 +75,7 @@ def acc_add_to_set(arg: Any, ctx: Ctx) -> Accumulator:
 
     # incrementally: the list, compacted to each value's first arrival
     partial = Partial({"xs": _m_flat("xs")},
-                      post=({"by_key": lambda r: by_key(r, None)}, {"xs": lambda r: firsts(r("by_key"))}))
+                      post=({"by_key": lambda r: by_key(r, None)}, {"xs": lambda r: firsts(r("by_key"))}), trim=True)
     return Accumulator({"v": c.value}, {"xs": agg}, ({"by_key": by_key}, {"value": value}), c.error,
                        {"k": lambda r: V.sort_key(r("v"))}, partial=partial)
 
@@ -107,7 +107,7 @@ def acc_merge_objects(arg: Any, ctx: Ctx) -> Accumulator:
     return Accumulator({"v": c.value},
                        {"xs": lambda r: _collect_seq(V.object_entries(r("v")), V.is_object(r("v")))},
                        _value(value), c.error, check=check,
-                       partial=Partial({"xs": _m_flat("xs")}, post=({"xs": compact},)))
+                       partial=Partial({"xs": _m_flat("xs")}, post=({"xs": compact},), trim=True))
 
 
 for _name, _fn in {

@@ -110,7 +110,7 @@ def _first_last_n(arg: Any, ctx: Ctx, last: bool) -> Accumulator:
             return F.slice(srt, (size - take + 1) if last else F.lit(1), take)
         post = ({"xs": trim},)
     return Accumulator({"v": c.value}, {"xs": lambda r: _collect_seq(_null_or(r("v")))}, steps, c.error,
-                       partial=Partial({"xs": _m_flat("xs")}, post=post))
+                       partial=Partial({"xs": _m_flat("xs")}, post=post, trim=True))
 
 
 def _top_bottom(arg: Any, ctx: Ctx, bottom: bool, single: bool) -> Accumulator:
@@ -158,7 +158,10 @@ def _top_bottom(arg: Any, ctx: Ctx, bottom: bool, single: bool) -> Accumulator:
             return tuple({n: (lambda r, fn=fn: fn(r, None)) for n, fn in st.items()} for st in steps)
         post = ({"srt": lambda r: srt(r, None), "n": lambda r: F.lit(min(const, 2**31 - 1))},
                 *noctx(kept), {"xs": lambda r: r("kept")})
-    return Accumulator(inputs, {"xs": agg}, steps, out.error, partial=Partial({"xs": _m_flat("xs")}, post=post))
+    # the best or the top n by (keys, arrival) of some rows is the best of those rows' bests, so a
+    # batch's own partial is trimmed too; not $bottomN's (its ties depend on arrivals before)
+    return Accumulator(inputs, {"xs": agg}, steps, out.error,
+                       partial=Partial({"xs": _m_flat("xs")}, post=post, trim=single or not bottom))
 
 
 def _best(xs: Column, dirs: list[int], bottom: bool) -> Column:

@@ -126,12 +126,31 @@ def pre_aggregate(framed: DataFrame, plan: PartialPlan, fields: Any = None) -> D
     rows = g.rows.groupBy("_w", "_gk").agg(*aggs)
     if g.id_of_key is not None:     # read back from the key: no VARIANT in the buffers (a hash aggregate)
         rows = rows.withColumn("_id", g.id_of_key)
+    rows = _trimmed(rows, g.accs)
     rows = rows.withColumns({"doc": F.lit(None).cast("variant"), "_err": F.lit(None).cast("string")})
     if g.failed is not None:
         failed = g.failed.select("_w", "_seq", F.col("_seq").alias("_smax"), F.lit(1).cast("bigint").alias("_n"),
                                  F.col("_t").alias("_tmax"), F.col("_arr").alias("_amax"), "doc", "_err")
         rows = rows.unionByName(failed, allowMissingColumns=True)
     return rows.withColumn("_ws", F.unix_millis(F.col("_w.start")))
+
+
+def _trimmed(rows: DataFrame, accs: list) -> DataFrame:
+    """A batch's partial rows with the ``post`` of each accumulator whose :attr:`Partial.trim`
+    allows it (a ``$top`` keeps its best, not every candidate: the state and the merge stay
+    small), without the columns those steps add."""
+    cols_of, extra = {}, set()
+    for _, pre, a in accs:
+        p = a.partial
+        if not (p.trim and p.post):
+            continue
+        names = set(p.aggs or a.aggs)
+        for i, step in enumerate(p.post):
+            cols_of.setdefault(i, {}).update({pre + n: fn(_ref(pre)) for n, fn in step.items()})
+            extra.update(pre + n for n in step if n not in names)
+    for i in sorted(cols_of):
+        rows = rows.withColumns(cols_of[i])
+    return rows.drop(*sorted(extra)) if extra else rows
 
 
 def merge(rows: DataFrame, plan: PartialPlan) -> DataFrame:

@@ -75,3 +75,49 @@ def test_closing_windows_read_only_their_files(inner, spark, tmp_path, monkeypat
     # a close reads the closing window's file alone, not those of the windows opened since
     # (the end of the input closes the last two windows together)
     assert len(read) >= 3 and all(len(r) == 1 for r in read[:-1]) and len(read[-1]) <= 2, read
+
+
+def test_batch_partials_keep_only_what_a_result_can_use(spark, tmp_path):
+    """A batch's partial row of ``$top``, ``$firstN``/``$lastN``, ``$addToSet`` and
+    ``$mergeObjects`` is stored trimmed (``Partial.trim``): the best candidate, the first or
+    last n, each value once, one merged object; ``$bottomN`` keeps its rows (its ties depend on
+    the arrivals before). Results over three batches are MongoDB's."""
+    import pyarrow.parquet as pq
+
+    # three micro-batches of 6 documents in one 30 s window, two groups; a fourth closes it
+    docs = [{"arrival": _at(b), "t": _at(10 * b + j), "k": j % 2, "v": 10 * b + j, "c": (10 * b + j) % 3,
+             "o": {"ab"[j % 2 + 0]: 10 * b + j}} for b in range(3) for j in range(6)]
+    docs.append({"arrival": _at(3), "t": _at(40), "k": 0, "v": 0, "c": 0, "o": {}})
+    group = {"_id": "$k", "top": {"$top": {"sortBy": {"v": -1}, "output": "$v"}},
+             "first2": {"$firstN": {"n": 2, "input": "$v"}}, "last2": {"$lastN": {"n": 2, "input": "$v"}},
+             "set": {"$addToSet": "$c"}, "m": {"$mergeObjects": "$o"},
+             "bn": {"$bottomN": {"n": 2, "sortBy": {"v": -1}, "output": "$v"}}}
+    pipe = [{"$source": {"documents": docs, "timeField": "$t", "replay": {"arrivalField": "arrival"}}},
+            {"$tumblingWindow": {"interval": {"size": 30, "unit": "second"},
+                                 "pipeline": [{"$group": group}, {"$sort": {"_id": 1}}]}}]
+    state = tmp_path / "ck" / "headrace" / "state"
+    lengths: dict = {}
+
+    def on_batch(batch_id: int, _clock, _w) -> None:
+        f = state / f"{batch_id}.parquet"
+        if batch_id < 3 and f.exists():
+            t = pq.read_table(f).to_pylist()
+            lengths[batch_id] = sorted((r["_a0_xs"] and len(r["_a0_xs"]), len(r["_a1_xs"]), len(r["_a2_xs"]),
+                                        len(r["_a3_xs"]), len(r["_a4_xs"]), len(r["_a5_xs"])) for r in t)
+
+    outputs: list = []
+    proc = start(prepare({"pipeline": pipe}, home=tmp_path / "home"), name="trimmed",
+                 checkpoint=tmp_path / "ck", on_output=outputs.extend, on_batch=on_batch)
+    proc.run(duration_s=300)
+    # per group and batch: 3 candidates; kept: 1 top, 2 first, 2 last, distinct c, 1 object, 3 bottomN
+    assert lengths and all(v == [(1, 2, 2, 3, 1, 3), (1, 2, 2, 3, 1, 3)] for v in lengths.values()), lengths
+    vs = {k: [d["v"] for d in docs[:-1] if d["k"] == k] for k in (0, 1)}
+
+    def first_seen(xs):
+        return [x for i, x in enumerate(xs) if x not in xs[:i]]
+
+    want = [{"_id": k, "top": max(vs[k]), "first2": vs[k][:2], "last2": vs[k][-2:],
+             "set": first_seen([v % 3 for v in vs[k]]), "m": {"ab"[k]: vs[k][-1]}, "bn": sorted(vs[k])[:2][::-1]}
+            for k in (0, 1)]
+    got = [{f: d[f] for f in ("_id", "top", "first2", "last2", "set", "m", "bn")} for d in outputs[:2]]
+    assert got == want and len(outputs) == 3, outputs     # the end of the input closes the last window
