@@ -139,18 +139,12 @@ def _trimmed(rows: DataFrame, accs: list) -> DataFrame:
     """A batch's partial rows with the ``post`` of each accumulator whose :attr:`Partial.trim`
     allows it (a ``$top`` keeps its best, not every candidate: the state and the merge stay
     small), without the columns those steps add."""
-    cols_of, extra = {}, set()
-    for _, pre, a in accs:
-        p = a.partial
-        if not (p.trim and p.post):
-            continue
-        names = set(p.aggs or a.aggs)
-        for i, step in enumerate(p.post):
-            cols_of.setdefault(i, {}).update({pre + n: fn(_ref(pre)) for n, fn in step.items()})
-            extra.update(pre + n for n in step if n not in names)
-    for i in sorted(cols_of):
-        rows = rows.withColumns(cols_of[i])
-    return rows.drop(*sorted(extra)) if extra else rows
+    trimmed = [x for x in accs if x[2].partial.trim]
+    extra = sorted({pre + n for _, pre, a in trimmed for step in a.partial.post for n in step
+                    if n not in (a.partial.aggs or a.aggs)})
+    for cols in _post_columns(trimmed):
+        rows = rows.withColumns(cols)
+    return rows.drop(*extra) if extra else rows
 
 
 def merge(rows: DataFrame, plan: PartialPlan) -> DataFrame:
@@ -178,6 +172,11 @@ def _merge_columns(accs: list) -> tuple[list[Column], list[dict[str, Column]], l
         p = a.partial
         aggs += [fn(_ref(pre)).alias(pre + n) for n, fn in p.merge.items()]
         names += [pre + n for n in p.merge]
+    return aggs, _post_columns(accs), names
+
+
+def _post_columns(accs: list) -> list[dict[str, Column]]:
+    """The accumulators' ``post`` steps as projections: the i-th steps of all of them together."""
     posts = []
     for i in range(max((len(a.partial.post) for _, _, a in accs), default=0)):
         cols = {}
@@ -185,7 +184,7 @@ def _merge_columns(accs: list) -> tuple[list[Column], list[dict[str, Column]], l
             if i < len(a.partial.post):
                 cols.update({pre + n: fn(_ref(pre)) for n, fn in a.partial.post[i].items()})
         posts.append(cols)
-    return aggs, posts, names
+    return posts
 
 
 def nullable(t):
