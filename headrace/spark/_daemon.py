@@ -5,7 +5,8 @@ Spark puts ``.../pyspark/python/lib/pyspark.zip`` (and py4j's zip) first on ever
 path; modules imported from a zip are compiled from source in each new process (no bytecode
 cache), about a second per data-source planning or reading process. When the same pyspark is
 installed beside it (the zip lives inside that package), the zips are dropped and
-``pyspark.daemon`` runs unchanged.
+``pyspark.daemon`` runs unchanged. (With the linked ``SPARK_HOME`` of :mod:`.spark_home` those
+zips do not exist; this matters where ``HEADRACE_SPARK_HOME=pyspark`` keeps pyspark's own.)
 
 The daemon also imports what every worker it forks imports anyway (pandas, numpy, pyarrow,
 ``pyspark.worker``) and freezes those objects out of the garbage collector's scans, so the

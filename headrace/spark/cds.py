@@ -24,8 +24,12 @@ DUMP_ENV = "HEADRACE_CDS_DUMP"     # set by the builder: the path the JVM writes
 
 
 def archive_path() -> Path:
-    """Where the archive for this pyspark and ``JAVA_HOME`` lives."""
-    java = hashlib.sha1(os.path.realpath(os.environ.get("JAVA_HOME", "")).encode()).hexdigest()[:10]
+    """Where the archive for this pyspark, ``JAVA_HOME`` and ``SPARK_HOME`` (the class path's
+    directory) lives."""
+    homes = os.path.realpath(os.environ.get("JAVA_HOME", ""))
+    if os.environ.get("SPARK_HOME"):
+        homes += "\0" + os.environ["SPARK_HOME"]
+    java = hashlib.sha1(homes.encode()).hexdigest()[:10]
     return Path(sys.prefix) / "headrace-java" / f"spark-{version('pyspark')}-{java}.jsa"
 
 

@@ -36,9 +36,11 @@ def _workload(home: Path) -> None:
 def build() -> int:
     """Build the archive (``make venv``); a failure only means Spark starts without it."""
     from .session import ensure_java
+    from .spark_home import ensure_spark_home
 
     try:
         java = os.path.join(ensure_java(), "bin", "java")
+        ensure_spark_home()
         if subprocess.run([java, "-Xshare:on", "-version"], capture_output=True, timeout=60).returncode:
             print("headrace: this Java has no base class archive to build on; Spark starts without one")
             return 0

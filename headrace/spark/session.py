@@ -18,6 +18,7 @@ import threading
 
 from ..errors import ConfigError
 from ..spec import defaults
+from .spark_home import ensure_spark_home
 
 _lock = threading.Lock()
 _session = None
@@ -138,6 +139,7 @@ def get_spark(master: str | None = None, app: str = "headrace", jit: str | None 
         if _session is not None:
             return _session
         ensure_java()
+        ensure_spark_home()
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         from pyspark.sql import SparkSession

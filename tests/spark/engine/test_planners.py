@@ -48,3 +48,22 @@ def test_stopped_planner_workers_are_gone_before_the_next_query_starts(tmp_path,
     assert stop_planners() == len(pids)
     assert [p for p in pids if os.path.exists(f"/proc/{p}")] == []
     assert _run(tmp_path, "next") == [2, 3, 4]      # at once: the daemons fork new workers
+
+
+def test_planner_processes_import_the_installed_pyspark(spark):
+    """Spark's planner processes (here: creating a Python data source and asking its schema)
+    import pyspark from site-packages, not from ``SPARK_HOME``'s zip (headrace.spark.spark_home)."""
+    from pyspark.sql.datasource import DataSource
+
+    class WhereFrom(DataSource):
+        @classmethod
+        def name(cls):
+            return "headrace_test_where_from"
+
+        def schema(self):
+            import pyspark
+
+            return "zip int" if ".zip" in pyspark.__file__ else "site_packages int"
+
+    spark.dataSource.register(WhereFrom)
+    assert spark.read.format("headrace_test_where_from").load().schema.names == ["site_packages"]
