@@ -39,11 +39,10 @@ class StandaloneCluster:
         return f"spark://127.0.0.1:{self.port}"
 
     def _spawn(self, name: str, args: list[str]) -> None:
-        import pyspark
-
         from .session import ensure_java
+        from .spark_home import pyspark_dir
 
-        home = Path(pyspark.__file__).parent
+        home = pyspark_dir()
         env = {**os.environ, "SPARK_HOME": str(home), "JAVA_HOME": ensure_java(), "SPARK_LOCAL_IP": "127.0.0.1",
                "SPARK_LOG_DIR": str(self.dir / "logs"), "SPARK_WORKER_DIR": str(self.dir / name),
                "SPARK_DAEMON_MEMORY": "256m"}

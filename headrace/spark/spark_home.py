@@ -10,9 +10,9 @@ one after another before a processor's first micro-batch. The workers forked by
 ``pyspark.daemon``.
 
 So, when ``SPARK_HOME`` is unset (or is the installed pyspark's own directory), it becomes a
-directory beside the interpreter's environment that links every entry of the pyspark package
-that is not Python (``bin``, ``jars``, ...) except ``python``: the zips Spark names there do not exist, and its
-Python processes import pyspark and py4j from site-packages. A first solar micro-batch came
+directory beside the interpreter's environment that links the pyspark package's entries that are
+not Python (``bin``, ``jars``, ``sbin``...) and has an empty ``python/lib``: the zips Spark names
+there do not exist, and its Python processes import pyspark and py4j from site-packages. A first solar micro-batch came
 3.4 s sooner, each later query start about 0.9 s (PROFILE.md). ``HEADRACE_SPARK_HOME=pyspark``
 keeps pyspark's own directory; a ``SPARK_HOME`` that names another Spark is left as it is.
 """
@@ -24,7 +24,8 @@ import tempfile
 from pathlib import Path
 
 
-def _pyspark_dir() -> Path:
+def pyspark_dir() -> Path:
+    """The installed pyspark package's directory (Spark's own home as pip installs it)."""
     import pyspark
 
     return Path(pyspark.__file__).resolve().parent
@@ -32,7 +33,7 @@ def _pyspark_dir() -> Path:
 
 def _link_tree(home: Path, pkg: Path) -> None:
     """``home`` links the entries of ``pkg`` that are not Python (``bin``, ``jars``, ``sbin``,
-    ``data`` ...) but ``python``; ``home/python/lib`` is empty."""
+    ``data``...); ``home/python/lib`` is empty."""
     (home / "python" / "lib").mkdir(parents=True, exist_ok=True)
     for entry in pkg.iterdir():
         if entry.name in ("python", "__pycache__") or entry.suffix in (".py", ".pyi", ".typed") \
@@ -51,12 +52,12 @@ def ensure_spark_home(bases: "list[str] | None" = None) -> str | None:
     """Set ``SPARK_HOME`` to the linked directory (built on first use) and return it (also when
     it is set to one already, as in a child process); None when it is left as it was (another
     Spark, ``HEADRACE_SPARK_HOME=pyspark``, nowhere writable)."""
-    pkg = _pyspark_dir()
-    current = os.environ.get("SPARK_HOME")
     if os.environ.get("HEADRACE_SPARK_HOME") == "pyspark":
         return None
+    current = os.environ.get("SPARK_HOME")
     if current and Path(current).parent.name == "headrace-spark":
         return current
+    pkg = pyspark_dir()
     if current and Path(current).resolve() != pkg:
         return None
     from importlib.metadata import version

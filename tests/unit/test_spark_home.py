@@ -52,10 +52,10 @@ def test_spark_python_path_imports_the_installed_pyspark(tmp_path, monkeypatch):
     monkeypatch.delenv("HEADRACE_SPARK_HOME", raising=False)
     code = "import pyspark, py4j; print(pyspark.__file__, py4j.__file__)"
 
+    zips = sorted(p.name for p in (PKG / "python" / "lib").glob("*.zip"))     # pyspark's and py4j's
+
     def imported(home: Path) -> str:
-        lib = home / "python" / "lib"
-        zips = [str(lib / "pyspark.zip"), *map(str, sorted(lib.glob("py4j-*.zip")) or [lib / "py4j-src.zip"])]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(zips)}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(home / "python" / "lib" / z) for z in zips)}
         return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                               check=True).stdout
 

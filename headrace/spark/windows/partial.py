@@ -138,13 +138,20 @@ def pre_aggregate(framed: DataFrame, plan: PartialPlan, fields: Any = None) -> D
 def _trimmed(rows: DataFrame, accs: list) -> DataFrame:
     """A batch's partial rows with the ``post`` of each accumulator whose :attr:`Partial.trim`
     allows it (a ``$top`` keeps its best, not every candidate: the state and the merge stay
-    small), without the columns those steps add."""
+    small), without the columns those steps add. The projections are built once per processor,
+    as :func:`merge`'s are."""
+    posts, extra = once(accs, "trim", lambda: _trim_columns(accs))
+    for cols in posts:
+        rows = rows.withColumns(cols)
+    return rows.drop(*extra) if extra else rows
+
+
+def _trim_columns(accs: list) -> tuple[list[dict[str, Column]], list[str]]:
+    """:func:`_trimmed`'s projections and the columns they add."""
     trimmed = [x for x in accs if x[2].partial.trim]
     extra = sorted({pre + n for _, pre, a in trimmed for step in a.partial.post for n in step
                     if n not in (a.partial.aggs or a.aggs)})
-    for cols in _post_columns(trimmed):
-        rows = rows.withColumns(cols)
-    return rows.drop(*extra) if extra else rows
+    return _post_columns(trimmed), extra
 
 
 def merge(rows: DataFrame, plan: PartialPlan) -> DataFrame:
