@@ -25,8 +25,15 @@ def _conn(registry: Registry, name: str, roles: tuple[str, ...], position: int |
 
 
 def check_connections(p: Pipeline, registry: Registry) -> None:
+    kind = "documents"
     if p.source.connection_name:
-        _conn(registry, p.source.connection_name, SOURCE_TYPES, 0, "$source", "connectionName")
+        kind = _conn(registry, p.source.connection_name, SOURCE_TYPES, 0, "$source", "connectionName").type
+    if "maxBytesPerBatch" in p.source.config and kind != "file":
+        what = f"connection {p.source.connection_name!r} is of type {kind!r}" if p.source.connection_name \
+            else "this source is the pipeline's own documents"
+        raise PipelineError("SOURCE_CONFIG", f"'maxBytesPerBatch' bounds a file's micro-batches; {what} "
+                            "(bound it with 'maxRecordsPerBatch')", position=0, stage="$source",
+                            path="config.maxBytesPerBatch", expected="a connection of type 'file'", found=kind)
     if isinstance(p.sink, MergeIntoSpec):
         c = _conn(registry, p.sink.connection_name, SINK_TYPES, p.sink.position, "$merge", "into.connectionName")
         if c.type not in MERGE_TYPES:

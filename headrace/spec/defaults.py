@@ -18,6 +18,9 @@ SAMPLE_SEED = 42
 STREAM_META = True                    # sinks add _stream_meta
 GUARANTEE = "exactlyOnce"
 MAX_RECORDS_PER_BATCH = 100_000       # sources: cap per micro-batch
+#: the file source's cap on a micro-batch's bytes of text (``maxBytesPerBatch``): documents many
+#: times larger than usual make fewer of them per batch, so a batch's memory stays bounded
+MAX_BYTES_PER_BATCH = 64 << 20
 CODEGEN_CACHE_ENTRIES = 400           # Spark's cache of compiled generated classes (default 100)
 OBJECT_AGG_KEYS = 16_384              # groups an object aggregate hashes per task before sorting (Spark: 128)
 #: what Spark's status store keeps of finished work (its UI is off; ``statusTracker`` reads it):

@@ -64,3 +64,20 @@ def test_merge_refused_into_topics_and_streams_but_not_mongodb(tmp_path):
         assert e.value.code == "MERGE_NOT_SUPPORTED" and "$emit" in str(e.value)
     check_connections(parse_pipeline([{"$source": {"connectionName": "m", "db": "d", "coll": "c"}},
                                       {"$merge": {"into": {"connectionName": "m", "db": "d", "coll": "o"}}}]), reg)
+
+
+def test_max_bytes_per_batch_is_for_files_only(tmp_path):
+    """``maxBytesPerBatch`` bounds a file's micro-batches; on another source it is refused before
+    anything runs, naming the connection and showing the bound that source has."""
+    reg = _reg(tmp_path, f"  f: {{type: file, path: '{tmp_path / 'in.jsonl'}'}}\n  k: {{type: kafka, bootstrapServers: 'a:1'}}\n")
+    check_connections(parse_pipeline([{"$source": {"connectionName": "f", "config": {"maxBytesPerBatch": 1 << 20}}}]),
+                      reg)
+    for src in ({"connectionName": "k", "topic": "a", "config": {"maxBytesPerBatch": 100}},
+                {"documents": [{"a": 1}], "config": {"maxBytesPerBatch": 100}}):
+        with pytest.raises(PipelineError) as e:
+            check_connections(parse_pipeline([{"$source": src}]), reg)
+        assert e.value.code == "SOURCE_CONFIG" and e.value.where.path == "config.maxBytesPerBatch"
+        assert "maxRecordsPerBatch" in str(e.value)
+    with pytest.raises(PipelineError) as e:
+        parse_pipeline([{"$source": {"connectionName": "f", "config": {"maxBytesPerBatch": 0}}}])
+    assert e.value.code == "BAD_VALUE"

@@ -1,8 +1,8 @@
 """A JSON-lines file as a source (connection ``{type: file, path: ...}``).
 
-Offsets are line numbers (``{"line": n}``); each micro-batch admits at most
-``maxRecordsPerBatch`` lines, read as ``parallelism`` input partitions by byte ranges found at
-planning. With option ``tickMs`` set, an idle file yields one clock-tick row per ``tickMs`` so
+Offsets are line numbers and where they start (``{"line": n, "byte": b}``); each micro-batch
+admits at most ``maxRecordsPerBatch`` lines and at most ``maxBytesPerBatch`` bytes of them (but
+always one line), read as ``parallelism`` input partitions by byte ranges found at planning. With option ``tickMs`` set, an idle file yields one clock-tick row per ``tickMs`` so
 idle timeouts and processing-time windows advance without data. Arrival is the instant the
 micro-batch was planned, one for all its input partitions (so the batch's lines arrive in file
 order, whichever task reads first); event time without ``timeField`` is the arrival. The
@@ -13,6 +13,7 @@ reach Spark as Arrow RecordBatches (:mod:`.arrow_rows`).
 from __future__ import annotations
 
 import array
+import bisect
 import datetime as _dt
 import itertools
 import os
@@ -36,7 +37,8 @@ class FileDataSource(DataSource):
     def streamReader(self, schema: Any) -> "FileReader":
         o = self.options
         return FileReader(o["path"], int(o.get("maxRecordsPerBatch", defaults.MAX_RECORDS_PER_BATCH)),
-                          int(o.get("parallelism", 2)), int(o.get("tickMs", 0)))
+                          int(o.get("parallelism", 2)), int(o.get("tickMs", 0)),
+                          int(o.get("maxBytesPerBatch", defaults.MAX_BYTES_PER_BATCH)))
 
 
 class LineIndex:
@@ -60,6 +62,13 @@ class LineIndex:
 
     def byte(self, line: int) -> int:
         return self.starts[line - self.base]
+
+    def within(self, lo: int, hi: int, max_bytes: int) -> int:
+        """The last line ``e`` in ``(lo, hi]`` with lines ``[lo, e)`` at most ``max_bytes`` long,
+        or ``lo + 1`` when line ``lo`` alone is longer (``lo < hi``, both in the window)."""
+        i = lo - self.base
+        j = bisect.bisect_right(self.starts, self.starts[i] + max_bytes, i + 1, hi - self.base + 1) - 1
+        return self.base + max(j, i + 1)
 
     def seek(self, line: int, byte: int | None = None) -> None:
         """Make ``line`` the window's first line (``byte``: where it starts, when known)."""
@@ -99,8 +108,10 @@ class FileReader(DataSourceStreamReader):
     """Offsets are ``{"line": n, "byte": b}``: the next line and where it starts (an offset of
     an earlier version, without ``byte``, is found by counting lines)."""
 
-    def __init__(self, path: str, max_rows: int, parallelism: int, tick_ms: int = 0):
+    def __init__(self, path: str, max_rows: int, parallelism: int, tick_ms: int = 0,
+                 max_bytes: int = defaults.MAX_BYTES_PER_BATCH):
         self.path, self.max_rows, self.parallelism, self.tick_ms = path, max_rows, max(1, parallelism), tick_ms
+        self.max_bytes = max_bytes
         self._lines = LineIndex(path)
 
     def _offset(self, line: int, tick: int | None) -> dict:
@@ -116,6 +127,8 @@ class FileReader(DataSourceStreamReader):
         self._lines.seek(lo, start.get("byte"))
         self._lines.scan(lo + self.max_rows)
         hi = min(self._lines.end, lo + self.max_rows)
+        if hi > lo:
+            hi = self._lines.within(lo, hi, self.max_bytes)
         tick = start.get("tick", 0)
         if hi == lo and self.tick_ms:
             import time

@@ -85,6 +85,29 @@ def test_a_file_source_keeps_the_line_starts_of_one_batch_only(tmp_path):
     assert widest <= 4_001
 
 
+def test_a_file_source_bounds_a_batch_by_its_bytes_too(tmp_path):
+    """``maxBytesPerBatch``: a batch holds at most that many bytes of lines, and at most
+    ``maxRecordsPerBatch`` lines, but always one line, however long; every line is read once."""
+    from headrace.spark.sources.file import FileReader
+
+    path = tmp_path / "in.jsonl"
+    small = [f'{{"i": {i}}}\n' for i in range(10)]            # 9 bytes each up to i = 9
+    path.write_text("".join(small[:5]) + '{"big": "' + "x" * 100 + '"}\n' + "".join(small[5:]))
+    reader = FileReader(str(path), 4, 1, max_bytes=20)
+    start, sizes, seen = reader.initialOffset(), [], []
+    while (end := reader.latestOffset(start)) is not start:
+        sizes.append((end["line"] - start["line"], end["byte"] - start["byte"]))
+        for p in reader.partitions(start, end):
+            seen += [r["offset"] for b in reader.read(p) for r in b.to_pylist()]
+        reader.commit(end)
+        start = end
+    assert sizes == [(2, 18), (2, 18), (1, 9), (1, 112), (2, 18), (2, 18), (1, 9)]
+    assert seen == list(range(11))
+    assert all(n <= 4 for n, _ in sizes)
+    wide = FileReader(str(path), 4, 1, max_bytes=10 ** 9)
+    assert wide.latestOffset(wide.initialOffset())["line"] == 4
+
+
 def test_a_file_source_resumes_from_an_offset_without_its_byte(tmp_path):
     """An offset written before offsets carried ``byte`` (``{"line": n}``) is found by counting
     lines; a line still being written (no newline yet) waits for the next planning; nothing new
@@ -185,3 +208,26 @@ def test_the_jvm_parse_of_plain_text_equals_the_normalised_parse(spark):
     got, want = parsed(df), parsed(normalised)
     assert got == want
     assert any(t and "DOUBLE" in t for _, _, t, _ in got) and not any(t and "DECIMAL" in t for _, _, t, _ in got)
+
+
+def test_a_processor_reads_a_file_in_batches_of_its_byte_bound(spark, tmp_path):
+    """End to end: ``maxBytesPerBatch`` in ``$source.config`` makes the micro-batches (a long
+    line alone in its batch), and every line comes out once, in order, to the sink."""
+    import json
+
+    from headrace.launch import prepare, start
+    from headrace.store import open_store
+
+    lines = [json.dumps({"i": i, "pad": "x" * (300 if i == 4 else 10)}) for i in range(12)]
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("\n".join(lines) + "\n")
+    pipeline = [{"$source": {"connectionName": "in", "config": {"maxBytesPerBatch": 100, "parallelism": 1}}},
+                {"$project": {"_id": 0, "i": 1}},
+                {"$merge": {"into": {"connectionName": "store", "db": "t", "coll": "out"}}}]
+    run = prepare(pipeline, home=tmp_path / "home", extra_connections={"in": {"type": "file", "path": str(inp)}})
+    proc = start(run, name="bytes", checkpoint=tmp_path / "home" / "ckpt", trigger_ms=0)
+    proc.run(max_input=len(lines), duration_s=300)
+    sizes = [p["numInputRows"] for p in proc.query.recentProgress if p["numInputRows"]]
+    assert sizes == [3, 1, 1, 3, 3, 1], sizes      # 30 bytes a line with its newline, line 4 320
+    got = open_store(tmp_path / "home" / "store").collection("t", "out").find()
+    assert sorted(d["i"] for d in got) == list(range(12))
