@@ -23,6 +23,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -266,9 +267,13 @@ class _Process:
     def command(self) -> list[str]:
         raise NotImplementedError
 
+    def env(self) -> dict[str, str]:
+        """Environment variables the server needs beside this process's own."""
+        return {}
+
     def start(self) -> None:
         self.proc = subprocess.Popen(self.command(), stdout=open(self.log, "ab"), stderr=subprocess.STDOUT,
-                                     cwd=self.home, start_new_session=True)
+                                     cwd=self.home, start_new_session=True, env={**os.environ, **self.env()})
         _wait_port(self.port, self.proc, self.log)
 
     def stop(self, kill: bool = False) -> None:
@@ -294,14 +299,51 @@ def tansu_binary() -> str:
     return str(b)
 
 
+class S3Server(_Process):
+    """An S3-protocol object store on 127.0.0.1:``port`` (moto's standalone server, a test extra;
+    objects live in its process) with one bucket, ``bucket``: the storage of a Tansu broker that
+    survives its own restart (this Tansu build has no ``postgres://`` storage)."""
+
+    def __init__(self, home: Path, bucket: str = "tansu"):
+        try:
+            import moto.server  # noqa: F401
+        except ImportError as exc:
+            raise ServersUnavailable("the Kafka restart test needs moto's S3 server: pip install -e '.[test]'") from exc
+        super().__init__(home)
+        self.bucket = bucket
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)]
+
+    def start(self) -> None:
+        import urllib.request
+
+        super().start()
+        urllib.request.urlopen(urllib.request.Request(f"{self.url}/{self.bucket}", method="PUT"), timeout=30).close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def client_env(self) -> dict[str, str]:
+        """What a client of this store (Tansu's object_store) reads from its environment."""
+        return {"AWS_ENDPOINT": self.url, "AWS_ALLOW_HTTP": "true", "AWS_ACCESS_KEY_ID": "test",
+                "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1"}
+
+
 class TansuServer(_Process):
     """A Kafka-protocol broker (Tansu) on 127.0.0.1:``port``; ``storage`` a Tansu storage URL
-    (default ``memory://tansu/``: the data dies with the process)."""
+    (default ``memory://tansu/``: the data dies with the process; ``s3://BUCKET/`` with an
+    :class:`S3Server` as ``s3``: the data outlives it)."""
 
-    def __init__(self, home: Path, storage: str = "memory://tansu/"):
+    def __init__(self, home: Path, storage: str = "memory://tansu/", s3: "S3Server | None" = None):
         super().__init__(home)
         self.binary = tansu_binary()
         self.storage = storage
+        self.s3 = s3
+
+    def env(self) -> dict[str, str]:
+        return self.s3.client_env() if self.s3 is not None else {}
 
     @property
     def bootstrap(self) -> str:

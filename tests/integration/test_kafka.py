@@ -15,6 +15,7 @@ import yaml
 from headrace.connections import load_registry
 from headrace.spark.sources.arrow_rows import as_tuples
 
+import servers
 from _connector_helpers import crash_after_sink, crash_or_kill, expected, pipeline, plain, records
 
 pytestmark = pytest.mark.integration
@@ -213,6 +214,66 @@ def test_crash_between_topic_write_and_commit_writes_nothing_twice(spark, tansu,
     assert partial, "nothing was written before the crash"
     _run(tmp_path, reg, pipe, tmp_path / "c", max_input=total)
     assert plain(_read_topic(tansu.bootstrap, out)) == expected(parts)    # no duplicates
+
+
+@pytest.fixture
+def tansu_on_s3(tmp_path):
+    """A Tansu broker whose storage outlives it: ``s3://tansu/`` on a private S3-protocol server
+    (this Tansu build has no ``postgres://`` storage: it answers ``FeatureNotEnabled``)."""
+    try:
+        s3 = servers.S3Server(tmp_path / "s3")
+        broker = servers.TansuServer(tmp_path / "tansu-s3", storage="s3://tansu/", s3=s3)
+    except servers.ServersUnavailable as exc:
+        pytest.skip(str(exc))
+    s3.start()
+    broker.start()
+    yield broker
+    broker.stop()
+    s3.stop()
+
+
+def test_broker_killed_and_restarted_mid_run_the_processor_resumes_exactly(spark, tansu_on_s3, tmp_path):
+    """A windowed processor from a 3-partition topic into a topic of the same broker; after its
+    first micro-batch the broker is killed (SIGKILL) and started again on its port over the same
+    storage, then the rest of the input arrives: the records written before the kill are still
+    there, the processor's retries carry it across the outage, and the output holds every window
+    exactly once."""
+    import threading
+
+    from headrace.spark.engine import Processor, RunOptions
+    from headrace.spec import parse_pipeline
+
+    broker = tansu_on_s3
+    src, out = _topic("in"), _topic("out")
+    broker.create_topic(src, 3)
+    broker.create_topic(out, 3)
+    parts = records(per_partition=16, seed=33)
+    _produce(broker.bootstrap, src, [p[:8] for p in parts])
+    _f, reg = _registry(tmp_path, broker.bootstrap, retry={"attempts": 8, "backoffMs": 200, "timeoutMs": 2000})
+    pipe = pipeline({"connectionName": "kafka", "topic": src, "config": {"maxRecordsPerBatch": 6}},
+                    {"$emit": {"connectionName": "kafka", "topic": out}})
+    first = threading.Event()
+    proc = Processor(parse_pipeline(pipe), RunOptions(
+        name="restart", checkpoint=tmp_path / "ck", registry=reg, trigger_ms=0,
+        on_batch=lambda bid, _clock, _w: first.set()))
+    result: dict = {}
+
+    def run() -> None:
+        try:
+            result["stats"] = proc.run(max_input=sum(len(p) for p in parts), duration_s=240)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            result["error"] = exc
+
+    t = threading.Thread(target=run)
+    t.start()
+    assert first.wait(120), "no micro-batch ran"
+    broker.stop(kill=True)
+    broker.start()
+    assert len(_messages(broker.bootstrap, src)) == 24         # what was written before the kill
+    _produce(broker.bootstrap, src, [p[8:] for p in parts])
+    t.join(300)
+    assert not t.is_alive() and "error" not in result, result.get("error")
+    assert plain(_read_topic(broker.bootstrap, out)) == expected(parts)
 
 
 def test_unreachable_broker_retries_then_fails_naming_the_connection(spark, tmp_path):
