@@ -11,7 +11,9 @@ event time, and ``offset`` is ``t * 2**32 + i``.
 
 **Sink.** :class:`MongoCollection` writes a batch with one unordered ``bulk_write``:
 ``whenMatched`` ``replace`` -> ``ReplaceOne``, ``merge`` -> ``UpdateOne($set)``,
-``keepExisting`` -> ``UpdateOne($setOnInsert)``, ``fail`` -> ``InsertOne``; ``whenNotMatched``
+``keepExisting`` -> ``UpdateOne($setOnInsert)``, ``fail`` -> ``InsertOne``, ``delete`` (Atlas Stream
+Processing's) -> ``DeleteOne`` of the match (then, in batch order, ``whenNotMatched`` for a document
+that matches nothing, as the batch's earlier writes left it: one ordered ``bulk_write``); ``whenNotMatched``
 ``insert`` upserts, ``discard`` does not, ``fail`` sends the documents that match no stored
 document (read first, by their ``on`` values) to the DLQ. Writes are by the ``on`` fields (``_id`` by default)
 and deterministic ``_id``s make a replayed batch write the same documents again: idempotent. A
@@ -190,7 +192,7 @@ class MongoCollection(Collection):
         return call(self.conn.name, what, go, self.policy, retryable=_retryable)
 
     def merge_many(self, docs: Sequence[dict], spec: MergeSpec) -> WriteResult:
-        from pymongo import InsertOne, ReplaceOne, UpdateOne
+        from pymongo import DeleteOne, InsertOne, ReplaceOne, UpdateOne
         from pymongo.errors import BulkWriteError
 
         res = WriteResult()
@@ -198,7 +200,7 @@ class MongoCollection(Collection):
             return res
         wm, upsert = spec.when_matched, spec.when_not_matched == "insert"
         if callable(wm):
-            res.errors = [(i, "a MongoDB sink takes whenMatched replace/merge/keepExisting/fail, not a pipeline")
+            res.errors = [(i, "a MongoDB sink takes whenMatched replace/merge/keepExisting/delete/fail, not a pipeline")
                           for i in range(len(docs))]
             return res
         ops, index, bad, todo = [], [], [], []
@@ -214,9 +216,26 @@ class MongoCollection(Collection):
                 bad.append((i, f"the document lacks a value for 'on' field(s) {list(spec.on)}"))
                 continue
             todo.append((i, b, filt))
-        matched = self._matched([f for _, _, f in todo], spec.on) if spec.when_not_matched == "fail" else None
+        delete = wm == "delete"
+        matched = self._matched([f for _, _, f in todo], spec.on) \
+            if spec.when_not_matched == "fail" or delete else None
+        discarded = 0
         for i, b, filt in todo:
-            if matched is not None and _match_key(filt, spec.on) not in matched:
+            key = _match_key(filt, spec.on)
+            if delete and key in matched:
+                ops.append(DeleteOne(filt))
+                index.append(i)
+                matched.discard(key)      # a later document of the batch with this key matches nothing
+                continue
+            if matched is not None and key not in matched:
+                if delete and spec.when_not_matched != "fail":
+                    if upsert:
+                        ops.append(InsertOne(b))
+                        index.append(i)
+                        matched.add(key)
+                    else:
+                        discarded += 1
+                    continue
                 bad.append((i, "whenNotMatched: fail: no document matches the 'on' fields"))
                 continue
             if wm == "replace":
@@ -233,17 +252,24 @@ class MongoCollection(Collection):
                 ops.append(InsertOne(b))
             index.append(i)
         errors = list(bad)
+        res.discarded = discarded
         if ops:
             def write(coll):
                 try:
-                    return coll.bulk_write(ops, ordered=False).bulk_api_result, []
+                    return coll.bulk_write(ops, ordered=delete).bulk_api_result, []
                 except BulkWriteError as exc:
-                    return exc.details, [(index[e["index"]], f"MongoDB refused the write: {e.get('errmsg')}")
-                                         for e in exc.details.get("writeErrors", [])]
+                    errs = [(index[e["index"]], f"MongoDB refused the write: {e.get('errmsg')}")
+                            for e in exc.details.get("writeErrors", [])]
+                    if delete and errs:       # ordered: the batch's writes after the refused one did not run
+                        last = exc.details["writeErrors"][-1]["index"]
+                        errs += [(index[j], "not written: an earlier write of the batch was refused")
+                                 for j in range(last + 1, len(ops))]
+                    return exc.details, errs
             result, refused = self._with(f"writing to {self.db}.{self.coll}", write)
             errors += refused
             res.inserted = int(result.get("nInserted", 0)) + int(result.get("nUpserted", 0))
             res.replaced = int(result.get("nModified", 0))
+            res.deleted = int(result.get("nRemoved", 0))
         res.errors = sorted(errors)
         return res
 

@@ -36,7 +36,7 @@ def parse_merge(arg: Any, c: _Ctx) -> MergeIntoSpec:
         raise NotSupportedYet("OPTION_NOT_SUPPORTED_YET", "a whenMatched pipeline is not supported yet",
                               position=c.pos, stage=c.stage, path=c.path("whenMatched"))
     else:
-        _str(wm, c, "whenMatched", allowed=("replace", "keepExisting", "merge", "fail"))
+        _str(wm, c, "whenMatched", allowed=("replace", "keepExisting", "merge", "delete", "fail"))
     wnm = _str(d.get("whenNotMatched", defaults.MERGE_WHEN_NOT_MATCHED), c, "whenNotMatched",
                allowed=("insert", "discard", "fail"))
     return MergeIntoSpec(c.pos, conn, into["db"], into["coll"], on_t, wm, wnm)

@@ -46,11 +46,13 @@ class WriteResult:
     merged: int = 0
     kept: int = 0
     discarded: int = 0
+    deleted: int = 0
     errors: list[tuple[int, str]] = field(default_factory=list)
 
 
 def apply_merge(existing: dict | None, new: dict, spec: MergeSpec) -> tuple[str, dict | None, str | None]:
-    """Decide one ``$merge`` write. Returns (action, document to store or None, error or None)."""
+    """Decide one ``$merge`` write. Returns (action, document to store or None, error or None);
+    action ``"deleted"``: remove ``existing``."""
     if existing is None:
         if spec.when_not_matched == "insert":
             return "inserted", new, None
@@ -68,6 +70,8 @@ def apply_merge(existing: dict | None, new: dict, spec: MergeSpec) -> tuple[str,
         return "replaced", out, None
     if wm == "keepExisting":
         return "kept", None, None
+    if wm == "delete":      # Atlas Stream Processing's: the matching document is removed
+        return "deleted", None, None
     if wm == "merge":
         out = dict(existing)
         for k, v in new.items():

@@ -45,12 +45,12 @@ class Fence:
 
 def _result_json(r: WriteResult) -> str:
     return json.dumps({"inserted": r.inserted, "replaced": r.replaced, "merged": r.merged, "kept": r.kept,
-                       "discarded": r.discarded, "errors": [list(e) for e in r.errors]})
+                       "discarded": r.discarded, "deleted": r.deleted, "errors": [list(e) for e in r.errors]})
 
 
 def _result_from_json(text: str | None) -> WriteResult:
     d = json.loads(text or "{}")
     return WriteResult(inserted=d.get("inserted", 0), replaced=d.get("replaced", 0), merged=d.get("merged", 0),
-                       kept=d.get("kept", 0), discarded=d.get("discarded", 0),
+                       kept=d.get("kept", 0), discarded=d.get("discarded", 0), deleted=d.get("deleted", 0),
                        errors=[(int(i), str(m)) for i, m in d.get("errors", [])])
 

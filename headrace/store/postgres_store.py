@@ -280,8 +280,9 @@ class PostgresCollection(Collection):
                     k = key if by_id else on_key(d, on)
                     if k is not None and k not in state:
                         state[k] = [seq, None, d]
-            inserts: list[list] = []          # [id_key, canonical text]
+            inserts: list[list | None] = []   # [id_key, canonical text]; None: deleted again
             updates: dict[int, str] = {}      # seq -> canonical text
+            deletes: list[int] = []           # seqs
             for i, doc in enumerate(docs):
                 k = keys[i]
                 if k is None and not by_id:
@@ -292,6 +293,13 @@ class PostgresCollection(Collection):
                 if err:
                     res.errors.append((i, err))
                     continue
+                if action == "deleted":       # cur is the match: a stored row or one this batch inserts
+                    if cur[0] is not None:
+                        deletes.append(cur[0])
+                        updates.pop(cur[0], None)
+                    else:
+                        inserts[cur[1]] = None
+                    del state[k]
                 if out is not None:
                     if cur is None:
                         out = out if "_id" in out else {"_id": ejson.ObjectId(), **out}
@@ -311,6 +319,9 @@ class PostgresCollection(Collection):
                         inserts[cur[1]][1] = text
                         cur[2] = out
                 setattr(res, action, getattr(res, action) + 1)
+            inserts = [x for x in inserts if x is not None]
+            if deletes:
+                c.execute(sql.SQL("DELETE FROM {} WHERE seq = ANY(%b::bigint[])").format(self.table), (deletes,))
             if updates:
                 seqs = list(updates)
                 c.execute(sql.SQL("UPDATE {} AS t SET body = v.b FROM unnest(%b::bigint[], %b::text[]) AS v(s, b) "

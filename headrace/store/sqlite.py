@@ -152,6 +152,8 @@ class SQLiteCollection(Collection):
                 if err:
                     res.errors.append((i, err))
                     continue
+                if action == "deleted":
+                    c.execute(f"DELETE FROM {t} WHERE seq=?", (existing_row[0],))
                 if out is None:
                     setattr(res, action, getattr(res, action) + 1)
                     continue

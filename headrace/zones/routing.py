@@ -331,7 +331,7 @@ class ZoneRouter:
         return run
 
     def _account(self, zone: str, res: WriteResult, its: list[_Item], r: WriteResult) -> None:
-        for k in ("inserted", "replaced", "merged", "kept", "discarded"):
+        for k in ("inserted", "replaced", "merged", "kept", "discarded", "deleted"):
             setattr(res, k, getattr(res, k) + getattr(r, k))
         for j, reason in r.errors:
             res.errors.append((its[j].index, reason))

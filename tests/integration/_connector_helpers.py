@@ -129,3 +129,21 @@ def crash_or_kill(pipe: dict, tmp_path: Path, connections: Path, run, written) -
         run(ck, name, crash_after_sink(2, written))
     assert written(), "nothing was written before the crash"
     return ck, name, ""
+
+
+def check_merge_delete(coll) -> None:
+    """``whenMatched: "delete"`` (Atlas Stream Processing's) on an empty collection of any sink
+    backend: a match is removed, a document matching nothing follows ``whenNotMatched``, and a
+    batch's documents see its earlier writes (an inserted document matches the next one with
+    its key)."""
+    from headrace.store.base import MergeSpec
+
+    coll.merge_many([{"_id": 1, "a": 1}, {"_id": 2, "a": 2}], MergeSpec(when_matched="replace"))
+    r = coll.merge_many([{"_id": 1}, {"_id": 3, "a": 3}, {"_id": 3, "a": 4}, {"_id": 4, "a": 5}],
+                        MergeSpec(when_matched="delete", when_not_matched="insert"))
+    assert (r.deleted, r.inserted, r.errors) == (2, 2, [])
+    assert sorted((d["_id"], d["a"]) for d in coll.find()) == [(2, 2), (4, 5)]
+    r = coll.merge_many([{"_id": 2}, {"_id": 9}], MergeSpec(when_matched="delete", when_not_matched="discard"))
+    assert (r.deleted, r.discarded, coll.count()) == (1, 1, 1)
+    r = coll.merge_many([{"_id": 4}, {"_id": 5}], MergeSpec(when_matched="delete", when_not_matched="fail"))
+    assert r.deleted == 1 and [i for i, _ in r.errors] == [1] and coll.count() == 0

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 import yaml
-from _connector_helpers import BASE, WINDOW_MS, plain
+from _connector_helpers import BASE, WINDOW_MS, check_merge_delete, plain
 
 from headrace.connections import load_registry
 
@@ -125,6 +125,13 @@ def _want(docs: list[dict]) -> list[dict]:
         want[key][0] += d["v"]
         want[key][1] += 1
     return sorted(({"_id": k, "sum": v[0], "n": v[1]} for k, v in want.items()), key=lambda x: x["_id"])
+
+
+def test_merge_delete(mongo_server, tmp_path):
+    from headrace.collections import open_collection
+
+    f, reg = _registry(tmp_path, mongo_server.uri)
+    check_merge_delete(open_collection(reg, "mongo", _db(), "del"))
 
 
 def test_windowed_processor_from_a_change_stream_across_a_kill_9_of_the_cli(spark, mongo_server, tmp_path):

@@ -59,6 +59,12 @@ def test_merge_semantics_by_id(coll):
     assert [d["_id"] for d in coll.find()] == [1, 2, 5]        # insertion order
 
 
+def test_merge_delete(coll):
+    from _connector_helpers import check_merge_delete
+
+    check_merge_delete(coll)
+
+
 def test_merge_on_other_fields_and_per_document_errors(coll):
     coll.insert_many([{"_id": 1, "k": {"x": 1}, "v": 1}, {"_id": 2, "k": {"x": 2}, "v": 2}])
     r = coll.merge_many([{"k": {"x": 2}, "v": 20}, {"k": {"x": 3}, "v": 30}, {"v": 0}, {"k": {"x": 4}, "s": "a\u0000b"}],

@@ -79,6 +79,21 @@ def test_store_merge_semantics(tmp_path):
     assert r.errors and "on" in r.errors[0][1]
 
 
+def test_store_merge_delete(tmp_path):
+    """``whenMatched: "delete"`` in the embedded store (the same case runs against PostgreSQL and
+    MongoDB in the integration tests: ``check_merge_delete``)."""
+    c = open_store(tmp_path).collection("db", "d")
+    c.insert_many([{"_id": 1, "a": 1}, {"_id": 2, "a": 2}])
+    r = c.merge_many([{"_id": 1}, {"_id": 3, "a": 3}, {"_id": 3, "a": 4}, {"_id": 4, "a": 5}],
+                     MergeSpec(when_matched="delete", when_not_matched="insert"))
+    assert (r.deleted, r.inserted, r.errors) == (2, 2, [])
+    assert list(c.find()) == [{"_id": 2, "a": 2}, {"_id": 4, "a": 5}]
+    r = c.merge_many([{"_id": 2}, {"_id": 9}], MergeSpec(when_matched="delete", when_not_matched="discard"))
+    assert (r.deleted, r.discarded, c.count()) == (1, 1, 1)
+    r = c.merge_many([{"k": 4}], MergeSpec(on=("k",), when_matched="delete", when_not_matched="fail"))
+    assert r.errors and c.count() == 1
+
+
 def test_registry_yaml_and_redaction(tmp_path):
     f = tmp_path / "c.yaml"
     f.write_text("connections:\n  pg: {type: postgres, dsn: 'postgresql://u:hunter2@h/db', password: x}\n"

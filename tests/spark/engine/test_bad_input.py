@@ -70,3 +70,24 @@ def test_input_message_size_counts_utf8_bytes(spark, tmp_path):
     reg = load_registry(None, tmp_path / "home", extra={"in": {"type": "file", "path": str(f)}})
     res = run_pipeline([{"$source": {"connectionName": "in"}}], registry=reg, max_input=3)
     assert res.stats["inputMessageSize"] == sum(len(x.encode("utf-8")) for x in lines)
+
+
+def test_merge_when_matched_delete_removes_the_matching_documents(spark, tmp_path):
+    """``whenMatched: "delete"`` (Atlas Stream Processing's $merge): each output document that
+    matches a stored one on ``on`` removes it; one that matches nothing follows ``whenNotMatched``
+    (here inserted); a ``whenMatched`` outside the documented set is refused before anything runs."""
+    from headrace.errors import PipelineError
+    from headrace.store import open_store
+
+    reg = load_registry(None, tmp_path / "home")
+    into = {"connectionName": "store", "db": "t", "coll": "c"}
+    coll = open_store(tmp_path / "home" / "store").collection("t", "c")
+    coll.insert_many([{"_id": 1, "k": "a"}, {"_id": 2, "k": "b"}, {"_id": 3, "k": "c"}])
+    pipe = [{"$source": {"documents": [{"_id": 11, "k": "b"}, {"_id": 12, "k": "z"}]}},
+            {"$merge": {"into": into, "on": "k", "whenMatched": "delete", "whenNotMatched": "insert"}}]
+    res = run_pipeline(pipe, registry=reg)
+    assert not res.dlq
+    assert [(d["_id"], d["k"]) for d in coll.find()] == [(1, "a"), (3, "c"), (12, "z")]
+    with pytest.raises(PipelineError) as e:
+        run_pipeline([pipe[0], {"$merge": {"into": into, "whenMatched": "remove"}}], registry=reg)
+    assert e.value.code == "BAD_VALUE" and "delete" in str(e.value)
