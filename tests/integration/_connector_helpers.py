@@ -147,3 +147,32 @@ def check_merge_delete(coll) -> None:
     assert (r.deleted, r.discarded, coll.count()) == (1, 1, 1)
     r = coll.merge_many([{"_id": 4}, {"_id": 5}], MergeSpec(when_matched="delete", when_not_matched="fail"))
     assert r.deleted == 1 and [i for i, _ in r.errors] == [1] and coll.count() == 0
+
+
+def run_across_outage(pipe: dict, reg, checkpoint: Path, total: int, outage) -> None:
+    """Run ``pipe`` until ``total`` input records, calling ``outage()`` (the server killed,
+    started again, the rest of the input written) once the first micro-batch ended; the run
+    must then finish without an error, its retries carrying it across."""
+    import threading
+
+    from headrace.spark.engine import Processor, RunOptions
+    from headrace.spec import parse_pipeline
+
+    first = threading.Event()
+    proc = Processor(parse_pipeline(pipe), RunOptions(
+        name="restart", checkpoint=checkpoint, registry=reg, trigger_ms=0,
+        on_batch=lambda bid, _clock, _w: first.set()))
+    result: dict = {}
+
+    def run() -> None:
+        try:
+            result["stats"] = proc.run(max_input=total, duration_s=240)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            result["error"] = exc
+
+    t = threading.Thread(target=run)
+    t.start()
+    assert first.wait(120), "no micro-batch ran"
+    outage()
+    t.join(300)
+    assert not t.is_alive() and "error" not in result, result.get("error")

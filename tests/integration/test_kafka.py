@@ -16,7 +16,8 @@ from headrace.connections import load_registry
 from headrace.spark.sources.arrow_rows import as_tuples
 
 import servers
-from _connector_helpers import crash_after_sink, crash_or_kill, expected, pipeline, plain, records
+from _connector_helpers import (crash_after_sink, crash_or_kill, expected, pipeline, plain, records,
+                               run_across_outage)
 
 pytestmark = pytest.mark.integration
 
@@ -238,11 +239,6 @@ def test_broker_killed_and_restarted_mid_run_the_processor_resumes_exactly(spark
     storage, then the rest of the input arrives: the records written before the kill are still
     there, the processor's retries carry it across the outage, and the output holds every window
     exactly once."""
-    import threading
-
-    from headrace.spark.engine import Processor, RunOptions
-    from headrace.spec import parse_pipeline
-
     broker = tansu_on_s3
     src, out = _topic("in"), _topic("out")
     broker.create_topic(src, 3)
@@ -252,27 +248,14 @@ def test_broker_killed_and_restarted_mid_run_the_processor_resumes_exactly(spark
     _f, reg = _registry(tmp_path, broker.bootstrap, retry={"attempts": 8, "backoffMs": 200, "timeoutMs": 2000})
     pipe = pipeline({"connectionName": "kafka", "topic": src, "config": {"maxRecordsPerBatch": 6}},
                     {"$emit": {"connectionName": "kafka", "topic": out}})
-    first = threading.Event()
-    proc = Processor(parse_pipeline(pipe), RunOptions(
-        name="restart", checkpoint=tmp_path / "ck", registry=reg, trigger_ms=0,
-        on_batch=lambda bid, _clock, _w: first.set()))
-    result: dict = {}
 
-    def run() -> None:
-        try:
-            result["stats"] = proc.run(max_input=sum(len(p) for p in parts), duration_s=240)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            result["error"] = exc
+    def outage() -> None:
+        broker.stop(kill=True)
+        broker.start()
+        assert len(_messages(broker.bootstrap, src)) == 24         # what was written before the kill
+        _produce(broker.bootstrap, src, [p[8:] for p in parts])
 
-    t = threading.Thread(target=run)
-    t.start()
-    assert first.wait(120), "no micro-batch ran"
-    broker.stop(kill=True)
-    broker.start()
-    assert len(_messages(broker.bootstrap, src)) == 24         # what was written before the kill
-    _produce(broker.bootstrap, src, [p[8:] for p in parts])
-    t.join(300)
-    assert not t.is_alive() and "error" not in result, result.get("error")
+    run_across_outage(pipe, reg, tmp_path / "ck", sum(len(p) for p in parts), outage)
     assert plain(_read_topic(broker.bootstrap, out)) == expected(parts)
 
 

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 import yaml
-from _connector_helpers import crash_or_kill, expected, pipeline, plain, records
+from _connector_helpers import crash_or_kill, expected, pipeline, plain, records, run_across_outage
 
 from headrace.connections import load_registry
 from headrace.spark.sources.arrow_rows import as_tuples
@@ -170,11 +170,6 @@ def test_server_killed_and_restarted_mid_run_the_processor_resumes_exactly(spark
     micro-batch the server is killed (SIGKILL; append-only file, fsync always) and started again
     on its port, then the rest of the input arrives: the processor's retries carry it across the
     outage and the output holds every window exactly once."""
-    import threading
-
-    from headrace.spark.engine import Processor, RunOptions
-    from headrace.spec import parse_pipeline
-
     streams = [_name(f"rs{i}") for i in range(3)]
     out = _name("rs-out")
     parts = records(per_partition=16, seed=33)
@@ -182,26 +177,13 @@ def test_server_killed_and_restarted_mid_run_the_processor_resumes_exactly(spark
     _f, reg = _registry(tmp_path, redis_server.url, retry={"attempts": 8, "backoffMs": 200, "timeoutMs": 2000})
     pipe = pipeline({"connectionName": "redis", "stream": streams, "config": {"maxRecordsPerBatch": 6}},
                     {"$emit": {"connectionName": "redis", "stream": out}})
-    first = threading.Event()
-    proc = Processor(parse_pipeline(pipe), RunOptions(
-        name="restart", checkpoint=tmp_path / "ck", registry=reg, trigger_ms=0,
-        on_batch=lambda bid, _clock, _w: first.set()))
-    result: dict = {}
 
-    def run() -> None:
-        try:
-            result["stats"] = proc.run(max_input=sum(len(p) for p in parts), duration_s=240)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            result["error"] = exc
+    def outage() -> None:
+        redis_server.stop(kill=True)
+        redis_server.start()
+        _put(redis_server, streams, [p[8:] for p in parts])
 
-    t = threading.Thread(target=run)
-    t.start()
-    assert first.wait(120), "no micro-batch ran"
-    redis_server.stop(kill=True)
-    redis_server.start()
-    _put(redis_server, streams, [p[8:] for p in parts])
-    t.join(300)
-    assert not t.is_alive() and "error" not in result, result.get("error")
+    run_across_outage(pipe, reg, tmp_path / "ck", sum(len(p) for p in parts), outage)
     assert plain(_read_stream(redis_server, out)) == expected(parts)
 
 
