@@ -222,20 +222,21 @@ class MongoCollection(Collection):
         discarded = 0
         for i, b, filt in todo:
             key = _match_key(filt, spec.on)
-            if delete and key in matched:
-                ops.append(DeleteOne(filt))
-                index.append(i)
-                matched.discard(key)      # a later document of the batch with this key matches nothing
+            if delete:      # matches as the batch's earlier writes leave them
+                if key in matched:
+                    ops.append(DeleteOne(filt))
+                    index.append(i)
+                    matched.discard(key)
+                elif upsert:
+                    ops.append(InsertOne(b))
+                    index.append(i)
+                    matched.add(key)
+                elif spec.when_not_matched == "discard":
+                    discarded += 1
+                else:
+                    bad.append((i, "whenNotMatched: fail: no document matches the 'on' fields"))
                 continue
             if matched is not None and key not in matched:
-                if delete and spec.when_not_matched != "fail":
-                    if upsert:
-                        ops.append(InsertOne(b))
-                        index.append(i)
-                        matched.add(key)
-                    else:
-                        discarded += 1
-                    continue
                 bad.append((i, "whenNotMatched: fail: no document matches the 'on' fields"))
                 continue
             if wm == "replace":

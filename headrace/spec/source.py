@@ -73,8 +73,8 @@ def parse_source(arg: Any, c: _Ctx) -> SourceSpec:
     streams = _names(d["stream"], c, "stream") if "stream" in d else None
     topics = _names(d["topic"], c, "topic") if "topic" in d else None
     config = _obj(d.get("config", {}), c, "config")
-    _keys(config, ("rate", "devices", "seed", "maxRecordsPerBatch", "maxBytesPerBatch", "parallelism", "backlog", *SOURCE_STRING_CONFIG,
-                   *SOURCE_OTHER_CONFIG), c, "config")
+    _keys(config, ("rate", "devices", "seed", "maxRecordsPerBatch", "maxBytesPerBatch", "parallelism", "backlog",
+                   *SOURCE_STRING_CONFIG, *SOURCE_OTHER_CONFIG), c, "config")
     for k, v in config.items():
         if k == "pipeline" and not (isinstance(v, list) and all(isinstance(x, dict) for x in v)):
             raise c.err("TYPE_MISMATCH", "must be an array of change stream stages", "config", k,

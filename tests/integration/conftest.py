@@ -108,7 +108,8 @@ def zoned(tmp_path, schema):
 
 @pytest.fixture(scope="session")
 def tansu(tmp_path_factory):
-    """A Kafka-protocol broker (Tansu, memory storage) for the session's tests."""
+    """A Kafka-protocol broker (Tansu, memory storage) for the session's tests (``tansu_on_s3``:
+    one whose storage outlives its restart, for one test)."""
     try:
         srv = servers.TansuServer(tmp_path_factory.mktemp("tansu"))
     except servers.ServersUnavailable as exc:
@@ -116,6 +117,22 @@ def tansu(tmp_path_factory):
     srv.start()
     yield srv
     srv.stop()
+
+
+@pytest.fixture
+def tansu_on_s3(tmp_path):
+    """A Tansu broker whose storage outlives it: ``s3://tansu/`` on a private S3-protocol server
+    (this Tansu build has no ``postgres://`` storage: it answers ``FeatureNotEnabled``)."""
+    try:
+        s3 = servers.S3Server(tmp_path / "s3")
+        broker = servers.TansuServer(tmp_path / "tansu-s3", storage="s3://tansu/", s3=s3)
+    except servers.ServersUnavailable as exc:
+        pytest.skip(str(exc))
+    s3.start()
+    broker.start()
+    yield broker
+    broker.stop()
+    s3.stop()
 
 
 @pytest.fixture(scope="session")

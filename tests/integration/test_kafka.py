@@ -15,7 +15,6 @@ import yaml
 from headrace.connections import load_registry
 from headrace.spark.sources.arrow_rows import as_tuples
 
-import servers
 from _connector_helpers import (crash_after_sink, crash_or_kill, expected, pipeline, plain, records,
                                run_across_outage)
 
@@ -215,22 +214,6 @@ def test_crash_between_topic_write_and_commit_writes_nothing_twice(spark, tansu,
     assert partial, "nothing was written before the crash"
     _run(tmp_path, reg, pipe, tmp_path / "c", max_input=total)
     assert plain(_read_topic(tansu.bootstrap, out)) == expected(parts)    # no duplicates
-
-
-@pytest.fixture
-def tansu_on_s3(tmp_path):
-    """A Tansu broker whose storage outlives it: ``s3://tansu/`` on a private S3-protocol server
-    (this Tansu build has no ``postgres://`` storage: it answers ``FeatureNotEnabled``)."""
-    try:
-        s3 = servers.S3Server(tmp_path / "s3")
-        broker = servers.TansuServer(tmp_path / "tansu-s3", storage="s3://tansu/", s3=s3)
-    except servers.ServersUnavailable as exc:
-        pytest.skip(str(exc))
-    s3.start()
-    broker.start()
-    yield broker
-    broker.stop()
-    s3.stop()
 
 
 def test_broker_killed_and_restarted_mid_run_the_processor_resumes_exactly(spark, tansu_on_s3, tmp_path):

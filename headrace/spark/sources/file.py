@@ -2,8 +2,9 @@
 
 Offsets are line numbers and where they start (``{"line": n, "byte": b}``); each micro-batch
 admits at most ``maxRecordsPerBatch`` lines and at most ``maxBytesPerBatch`` bytes of them (but
-always one line), read as ``parallelism`` input partitions by byte ranges found at planning. With option ``tickMs`` set, an idle file yields one clock-tick row per ``tickMs`` so
-idle timeouts and processing-time windows advance without data. Arrival is the instant the
+always one line), read as ``parallelism`` input partitions by byte ranges found at planning.
+With option ``tickMs`` set, an idle file yields one clock-tick row per ``tickMs`` so idle
+timeouts and processing-time windows advance without data. Arrival is the instant the
 micro-batch was planned, one for all its input partitions (so the batch's lines arrive in file
 order, whichever task reads first); event time without ``timeField`` is the arrival. The
 file may grow while the processor runs (lines are picked up at the next planning); a line that
