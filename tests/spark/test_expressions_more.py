@@ -147,6 +147,25 @@ REGEX = [
     ({}, {"$regexFind": {"input": "bcd", "regex": "(a*)b"}}, {"match": "b", "idx": 0, "captures": [""]}),
     ({}, {"$regexFindAll": {"input": "ab b", "regex": "(a)?b"}},
      [{"match": "ab", "idx": 0, "captures": ["a"]}, {"match": "b", "idx": 3, "captures": [None]}]),
+    # a group that can match "": null when it did not take part, "" when it matched nothing
+    ({}, {"$regexFind": {"input": "b", "regex": "b|(a*)"}}, {"match": "b", "idx": 0, "captures": [None]}),
+    ({}, {"$regexFind": {"input": "xb", "regex": "(a*)c|b"}}, {"match": "b", "idx": 1, "captures": [None]}),
+    ({}, {"$regexFind": {"input": "xb", "regex": "(a*)b"}}, {"match": "b", "idx": 1, "captures": [""]}),
+    ({}, {"$regexFind": {"input": "\U0001F600ab", "regex": "(?<=a)(x*)b|(y?)a"}},
+     {"match": "a", "idx": 1, "captures": [None, ""]}),
+    ({}, {"$regexFind": {"input": "ab", "regex": "(?<=a)(x*)b"}}, {"match": "b", "idx": 1, "captures": [""]}),
+    ({}, {"$regexFind": {"input": "AB", "regex": "(?<n>a*)c|(b?)b", "options": "i"}},
+     {"match": "B", "idx": 1, "captures": [None, ""]}),
+    ({}, {"$regexFindAll": {"input": "\U0001F600cb b", "regex": "(a*)c|b"}},
+     [{"match": "c", "idx": 1, "captures": [""]}, {"match": "b", "idx": 2, "captures": [None]},
+      {"match": "b", "idx": 4, "captures": [None]}]),
+    # a regex computed per document: its groups counted in its text
+    ({"r": "(x)?(a)b"}, {"$regexFind": {"input": "ab", "regex": "$r"}}, {"match": "ab", "idx": 0, "captures": [None, "a"]}),
+    ({"r": "\\((a*)c|[(]b(?:x)?(?<n>y*)"}, {"$regexFind": {"input": "(b", "regex": "$r"}},
+     {"match": "(b", "idx": 0, "captures": [None, ""]}),
+    ({"r": "b"}, {"$regexFind": {"input": "ab", "regex": "$r"}}, {"match": "b", "idx": 1, "captures": []}),
+    ({"r": "(a*)c|b"}, {"$regexFindAll": {"input": "cb", "regex": "$r"}},
+     [{"match": "c", "idx": 0, "captures": [""]}, {"match": "b", "idx": 1, "captures": [None]}]),
 ]
 
 

@@ -1,8 +1,13 @@
 """The regex operators ``$regexMatch $regexFind $regexFindAll``: PCRE patterns (translated to
 Java; options ``i m s x``); a null or missing input gives ``false`` / null / ``[]``, another
-non-string an error. A capture group that did not take part in the match is null. Deviations: a
-regex that is not a constant runs as a Java regex without translation (its unmatched groups read
-``""``), as does a group that can match the empty string.
+non-string an error. A capture group that did not take part in the match is null, one that took
+part and matched nothing ``""``. Deviation: a regex that is not a constant runs as a Java regex
+without translation, its groups counted in its text (:func:`_group_count`).
+
+Spark reads a group that did not take part as ``""``. For a group that can only match a non-empty
+string that means null; for one that can match ``""``, an empty capture is tested again
+(:func:`_took_part`): the pattern, atomic, at the match's start, followed by a backreference to
+the group, which Java fails for a group that did not take part.
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$regexFind`` addfields_regexfind;
 ``$regexFindAll`` addfields_regexfindall; ``$regexMatch`` addfields_regexmatch.
@@ -20,7 +25,9 @@ from .strings import STRING, _str
 
 
 def _regex_parts(arg: dict, ctx: Ctx, op: str):
-    """(input Compiled, java pattern Column, group count or None, extra Compiled list)."""
+    """(input Compiled, java pattern Column, per-group facts, extra Compiled list); the facts of a
+    constant pattern are ``[can only match non-empty, per group]``, of one computed per document
+    None (groups counted per row)."""
     inp = compile_child(arg["input"], ctx, op, "input")
     rx, opts = arg["regex"], arg.get("options", "")
     if isinstance(rx, dict) and "$literal" in rx:
@@ -34,7 +41,7 @@ def _regex_parts(arg: dict, ctx: Ctx, op: str):
         groups = _nonempty_groups(translate_regex(rx, opts, "python"), compile_regex(rx, opts).groups)
         return inp, F.lit(java), groups, []
     if rx is None:
-        return inp, None, 0, []
+        return inp, None, [], []
     # a pattern computed per document: used as a Java regex with the options inlined
     rxc = compile_child(rx, ctx, op, "regex")
     oc = compile_child(opts, ctx, op, "options") if opts != "" else None
@@ -47,7 +54,7 @@ def _regex_parts(arg: dict, ctx: Ctx, op: str):
 
 def _regex_op(op: str):
     def impl(arg: dict, ctx: Ctx) -> Compiled:
-        inp, pattern, groups, extra = _regex_parts(arg, ctx, op)
+        inp, pattern, facts, extra = _regex_parts(arg, ctx, op)
 
         def value(xs, cs):
             x, c = xs[0], cs[0]
@@ -59,10 +66,10 @@ def _regex_op(op: str):
                 out = v_bool(F.regexp_like(s, pattern))
                 empty = V.lit_value(False)
             elif op == "$regexFind":
-                out = F.when(F.regexp_like(s, pattern), _find_one(s, pattern, groups)).otherwise(V.NULL)
+                out = F.when(F.regexp_like(s, pattern), _find_one(s, pattern, facts)).otherwise(V.NULL)
                 empty = V.NULL
             else:
-                out = _find_all(s, pattern, groups)
+                out = _find_all(s, pattern, facts)
                 empty = V.lit_value([])
             return F.when(nullish(c), empty).when(c == STRING, out)
 
@@ -109,38 +116,64 @@ def _nonempty_groups(py_pattern: str, count: int) -> list[bool]:
     return out
 
 
-def _cap(text: Column, nonempty: bool) -> Column:
-    """A capture as a string, or null for a group that did not take part in the match."""
+def _took_part(s: Column, java: Column, group: "int | Column", start: Column) -> Column:
+    """Whether capture ``group`` took part in the match of ``java`` that starts ``start`` code
+    points into ``s``: the pattern made atomic at that start (its first way to match there, the
+    one the search found), then a backreference to the group, which matches ``""`` after a group
+    that matched ``""`` and fails after one that did not take part. A pattern per row, so it is
+    asked only of empty captures."""
+    group = F.lit(group) if isinstance(group, int) else group
+    probe = F.concat(F.lit("\\A(?s:.){"), start.cast("string"), F.lit("}(?>"), java, F.lit(")(?:\\"),
+                     group.cast("string"), F.lit(")"))
+    return F.regexp_like(s, probe)
+
+
+def _group_count(java: Column) -> Column:
+    """The number of capture groups of a Java pattern's text: ``(`` not after ``\\``, outside
+    ``[...]`` and not opening ``(?...)`` other than a named group ``(?<name>``."""
+    bare = F.regexp_replace(F.regexp_replace(java, r"\\.", ""), r"\[\^?\]?[^\]]*\]", "")
+    return F.call_function("regexp_count", bare, F.lit(r"\((?!\?)|\(\?<(?![=!])"))
+
+
+def _cap(text: Column, nonempty: bool, took_part) -> Column:
+    """A capture as a string, or null for a group that did not take part in the match
+    (``took_part``: a function giving that test for an empty capture)."""
     if nonempty:
         return F.when(text == "", V.NULL).otherwise(v_string(text))
-    return v_string(text)
+    return F.when(text != "", v_string(text)).when(took_part(), v_string(F.lit(""))).otherwise(V.NULL)
 
 
-def _captures(s: Column, pattern: Column, groups: "list[bool] | int | None", extract) -> Column:
-    if not groups:
-        return V.lit_value([])
-    return V.make_array([extract(i) for i in range(1, len(groups) + 1)])
+def _captures(pattern: Column, groups: "list[bool] | None", capture) -> Column:
+    """The captures array: ``capture(i, nonempty)`` for each group ``i`` (1-based) of a constant
+    pattern, or for each group counted in a computed one."""
+    if groups is not None:
+        return V.make_array([capture(i, ne) for i, ne in enumerate(groups, 1)]) if groups else V.lit_value([])
+    n = _group_count(pattern)
+    return V.make_array(F.when(n > 0, F.transform(F.sequence(F.lit(1), n), lambda i: capture(i, False)))
+                        .otherwise(F.array().cast("array<variant>")))
 
 
 def _find_one(s: Column, pattern: Column, groups: "list[bool] | None") -> Column:
     match = F.call_function("regexp_extract", s, pattern, F.lit(0))
     idx = F.call_function("regexp_instr", s, pattern) - 1
-    caps = _captures(s, pattern, groups, lambda i: _cap(F.call_function("regexp_extract", s, pattern, F.lit(i)),
-                                                        groups[i - 1]))
+    caps = _captures(pattern, groups, lambda i, ne: _cap(
+        F.call_function("regexp_extract", s, pattern, F.lit(i) if isinstance(i, int) else i), ne,
+        lambda: _took_part(s, pattern, i, idx)))
     return V.make_object([("match", v_string(match)), ("idx", v_long(idx)), ("captures", caps)])
 
 
-def _find_all(s: Column, pattern: Column, groups: int | None) -> Column:
+def _find_all(s: Column, pattern: Column, groups: "list[bool] | None") -> Column:
     matches = F.call_function("regexp_extract_all", s, pattern, F.lit(0))
     pieces = F.call_function("split", s, pattern, F.lit(-1))
-    cap_arrays = [F.call_function("regexp_extract_all", s, pattern, F.lit(i)) for i in range(1, len(groups or []) + 1)]
 
-    def entry(m: Column, i: Column) -> Column:
-        # the text before match i is pieces[0..i] and matches[0..i-1]
-        before = F.aggregate(F.slice(pieces, 1, i + 1), F.lit(0), lambda acc, p: acc + F.length(p)) + \
-            F.aggregate(F.slice(matches, 1, i), F.lit(0), lambda acc, p: acc + F.length(p))
-        caps = V.make_array([_cap(F.coalesce(F.get(ca, i), F.lit("")), groups[j]) for j, ca in enumerate(cap_arrays)]) \
-            if cap_arrays else V.lit_value([])
+    def entry(m: Column, k: Column) -> Column:
+        # the text before match k is pieces[0..k] and matches[0..k-1]
+        before = F.aggregate(F.slice(pieces, 1, k + 1), F.lit(0), lambda acc, p: acc + F.length(p)) + \
+            F.aggregate(F.slice(matches, 1, k), F.lit(0), lambda acc, p: acc + F.length(p))
+        caps = _captures(pattern, groups, lambda i, ne: _cap(
+            F.coalesce(F.get(F.call_function("regexp_extract_all", s, pattern, F.lit(i) if isinstance(i, int) else i),
+                             k), F.lit("")), ne,
+            lambda: _took_part(s, pattern, i, before)))
         return V.make_object([("match", v_string(m)), ("idx", v_long(before)), ("captures", caps)])
 
     return V.make_array(F.transform(matches, entry))
