@@ -6,7 +6,9 @@ Spark) or ``expected`` (outputs in order, compared without ``_stream_meta`` and 
 optionally ``dlq`` (per DLQ entry: ``operatorName`` and ``reason_contains``). Outputs compare
 with their fields in order, as MongoDB gives them (:mod:`headrace.mql.field_order`). A case whose
 ``knownDifference`` names how headrace differs from MongoDB's documented output is a strict
-xfail: it keeps the manual's expected output and passes the day the difference is fixed. Decimals compare
+xfail: it keeps the manual's expected output and passes the day the difference is fixed. A case's
+``unorderedArrays`` names top-level fields whose arrays compare as multisets, where the manual says
+the order of the elements is unspecified (``$setUnion``, ``$setIntersection``). Decimals compare
 by value (``NumberDecimal("50")`` equals ``NumberDecimal("50.0")``, as ``$eq`` has it): headrace
 does not keep a Decimal128 result's exponent.
 """
@@ -42,6 +44,12 @@ def _dec_by_value(v):
     if isinstance(v, list):
         return [_dec_by_value(x) for x in v]
     return v
+
+
+def _unordered(doc: dict, fields: list[str]) -> dict:
+    """``doc`` with the arrays of ``fields`` in one canonical order (by their elements' JSON)."""
+    return {k: sorted(v, key=lambda x: json.dumps(x, sort_keys=True)) if k in fields and isinstance(v, list) else v
+            for k, v in doc.items()}
 
 
 def _norm(v):
@@ -85,6 +93,9 @@ def test_case(path, once, spark):
     res = run_pipeline(case["stages"], strip_meta=True, once=once)
     got = [_dec_by_value(json.loads(ejson.dumps(d))) for d in res.outputs]
     want = [_dec_by_value(json.loads(ejson.dumps(ejson.from_plain(d)))) for d in case["expected"]]
+    if case.get("unorderedArrays"):
+        got = [_unordered(d, case["unorderedArrays"]) for d in got]
+        want = [_unordered(d, case["unorderedArrays"]) for d in want]
     assert got == want
     assert field_pairs(got) == field_pairs(want), "same documents, fields in another order"
     expected_dlq = case.get("dlq", [])
