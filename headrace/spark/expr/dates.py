@@ -4,8 +4,9 @@ $isoWeekYear $isoDayOfWeek $dateToParts $dateFromParts`` (``$toDate`` is in ``ty
 
 Dates are instants (milliseconds); everything is computed in UTC unless a ``timezone`` (an
 Olson name such as ``"America/New_York"`` or an offset ``"+05:30"``, ``"-0500"``, ``"+03"``)
-asks for local time. Date arguments may be dates or ObjectIds (their creation time); null or
-missing gives null; anything else is an error (``can't convert from BSON type string to Date``).
+asks for local time; a ``timezone`` that is (or evaluates to) null or missing gives null.
+Date arguments may be dates or ObjectIds (their creation time); null or missing gives null;
+anything else is an error (``can't convert from BSON type string to Date``).
 
 - Parts: ``$dayOfWeek`` 1 (Sunday) to 7; ``$isoDayOfWeek`` 1 (Monday) to 7; ``$week`` 0 to 53
   (weeks start on Sunday, days before the first Sunday are week 0); ``$isoWeek`` /

@@ -72,7 +72,7 @@ def _week_ref(start_dow: Column) -> Column:
 def date_trunc(arg: dict, ctx: Ctx) -> Compiled:
     op = "$dateTrunc"
     d = compile_child(arg["date"], ctx, op, "date")
-    tz = _Tz(arg.get("timezone"), ctx, op)
+    tz = _Tz(arg.get("timezone", "UTC"), ctx, op)
     unit_const, unit_c = _const_or_compiled(arg["unit"], ctx, op, "unit")
     bin_spec = arg.get("binSize", 1)
     bin_c = compile_child(bin_spec, ctx, op, "binSize")
@@ -119,7 +119,7 @@ def date_trunc(arg: dict, ctx: Ctx) -> Compiled:
 def _add(op: str, sign: int):
     def impl(arg: dict, ctx: Ctx) -> Compiled:
         d = compile_child(arg["startDate"], ctx, op, "startDate")
-        tz = _Tz(arg.get("timezone"), ctx, op)
+        tz = _Tz(arg.get("timezone", "UTC"), ctx, op)
         unit_const, unit_c = _const_or_compiled(arg["unit"], ctx, op, "unit")
         amount = compile_child(arg["amount"], ctx, op, "amount")
         vals = [d.value, amount.value] + ([unit_c.value] if unit_c else [])
@@ -175,7 +175,7 @@ def date_diff(arg: dict, ctx: Ctx) -> Compiled:
     op = "$dateDiff"
     a = compile_child(arg["startDate"], ctx, op, "startDate")
     b = compile_child(arg["endDate"], ctx, op, "endDate")
-    tz = _Tz(arg.get("timezone"), ctx, op)
+    tz = _Tz(arg.get("timezone", "UTC"), ctx, op)
     unit_const, unit_c = _const_or_compiled(arg["unit"], ctx, op, "unit")
     sow_const, sow_c = _const_or_compiled(arg.get("startOfWeek", "sunday"), ctx, op, "startOfWeek")
     vals = [a.value, b.value] + ([unit_c.value] if unit_c else []) + ([sow_c.value] if sow_c else [])

@@ -36,14 +36,20 @@ def _date_error(op: str, x: Column, c: Column) -> Column:
 
 
 class _Tz:
-    """A timezone argument: None (UTC), a constant, or a per-document expression."""
+    """A timezone argument: UTC (callers pass ``"UTC"`` for an absent one), a constant, or a
+    per-document expression. A timezone that is null (or evaluates to null or missing) makes
+    the operator's result null (MongoDB's ``makeTimeZone``): :meth:`is_null`."""
 
     def __init__(self, spec: Any, ctx: Ctx, op: str):
         self.compiled: Compiled | None = None
         self.const: str | None = None
+        self.null = False
         if isinstance(spec, dict) and "$literal" in spec:
             spec = spec["$literal"]
-        if spec is None or spec in ("UTC", "Etc/UTC", "GMT", "Z", "+00:00", "+0000", "+00"):
+        if spec is None:
+            self.null = True
+            return
+        if spec in ("UTC", "Etc/UTC", "GMT", "Z", "+00:00", "+0000", "+00"):
             return
         if isinstance(spec, str) and not spec.startswith("$"):
             self.const = spec
@@ -79,6 +85,8 @@ class _Tz:
         return F.lit(self.utc)
 
     def is_null(self) -> Column:
+        if self.null:
+            return F.lit(True)
         return V.is_null_or_missing(self.compiled.value) if self.compiled is not None else F.lit(False)
 
 

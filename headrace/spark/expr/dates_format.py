@@ -76,7 +76,7 @@ def format_date(ms: Column, fmt: str, tz: _Tz) -> Column:
 def date_to_string(arg: dict, ctx: Ctx) -> Compiled:
     op = "$dateToString"
     d = compile_child(arg["date"], ctx, op, "date")
-    tz = _Tz(arg.get("timezone"), ctx, op)
+    tz = _Tz(arg.get("timezone", "UTC"), ctx, op)
     on_null = compile_child(arg["onNull"], ctx, op, "onNull") if "onNull" in arg else None
     is_const, fmt = _const_str(arg.get("format", _DEFAULT_FORMAT))
     fmt_err = None
@@ -175,7 +175,7 @@ def _textual_iso(t: Column) -> Column:
 def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
     op = "$dateFromString"
     s_c = compile_child(arg["dateString"], ctx, op, "dateString")
-    tz = _Tz(arg.get("timezone"), ctx, op)
+    tz = _Tz(arg.get("timezone", "UTC"), ctx, op)
     on_error = compile_child(arg["onError"], ctx, op, "onError") if "onError" in arg else None
     on_null = compile_child(arg["onNull"], ctx, op, "onNull") if "onNull" in arg else None
     is_const, fmt = _const_str(arg.get("format"))
@@ -206,9 +206,8 @@ def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
         null_value = on_null.value if on_null is not None else V.NULL
         bad = ms.isNull() | (own & ~tz.utc_col())
         err_value = on_error.value if on_error is not None else F.lit(None).cast("variant")
-        return (F.when(nullish(c), null_value).when(tz.is_null(), V.NULL)
-                .when(c != CODE["string"], err_value)
-                .when(bad, err_value).otherwise(v_date_ms(inst)))
+        return (F.when(nullish(c), null_value).when(c != CODE["string"], err_value)
+                .when(tz.is_null(), V.NULL).when(bad, err_value).otherwise(v_date_ms(inst)))
 
     def error(xs, cs):
         x, c = xs[0], cs[0]
@@ -218,6 +217,7 @@ def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
                     else F.lit(None).cast("string"))
              .when(c != CODE["string"], F.concat(F.lit(f"{op} requires that 'dateString' be a string, found "),
                                                  found(x, c)))
+             .when(tz.is_null(), F.lit(None).cast("string"))
              .when(ms.isNull(), F.concat(F.lit(f"{op}: error parsing date string "), F.to_json(x)))
              .when(own & ~tz.utc_col(), F.lit(f"{op}: you cannot pass in a date/time string with a time zone "
                                               "offset together with a timezone argument")))

@@ -17,10 +17,10 @@ from .dates_common import _Tz, _date_error, _date_ms, _local_ms, _parts, _utc_ms
 
 def _date_and_tz(arg: Any) -> tuple[Any, Any]:
     if isinstance(arg, list):
-        return arg[0], None
+        return arg[0], "UTC"
     if isinstance(arg, dict) and "date" in arg and not any(k.startswith("$") for k in arg):
-        return arg["date"], arg.get("timezone")
-    return arg, None
+        return arg["date"], arg.get("timezone", "UTC")
+    return arg, "UTC"
 
 
 # ------------------------------------------------------------------------------- parts
@@ -53,7 +53,7 @@ for _op, _part in (("$year", "year"), ("$month", "month"), ("$dayOfMonth", "dayO
 @expression("$dateToParts")
 def date_to_parts(arg: dict, ctx: Ctx) -> Compiled:
     d = compile_child(arg["date"], ctx, "$dateToParts", "date")
-    tz = _Tz(arg.get("timezone"), ctx, "$dateToParts")
+    tz = _Tz(arg.get("timezone", "UTC"), ctx, "$dateToParts")
     iso = arg.get("iso8601", False)
     iso = iso.get("$literal") if isinstance(iso, dict) else iso
     names = (["isoWeekYear", "isoWeek", "isoDayOfWeek"] if iso else ["year", "month", "day"]) + \
@@ -83,7 +83,7 @@ def date_from_parts(arg: dict, ctx: Ctx) -> Compiled:
     defaults = {"isoWeek": 1, "isoDayOfWeek": 1, "month": 1, "day": 1, "hour": 0, "minute": 0, "second": 0,
                 "millisecond": 0}
     compiled = {n: compile_child(arg[n], ctx, op, n) for n in names if n in arg}
-    tz = _Tz(arg.get("timezone"), ctx, op)
+    tz = _Tz(arg.get("timezone", "UTC"), ctx, op)
     present = [n for n in names if n in compiled]
 
     def date_of(ints: dict, any_null):

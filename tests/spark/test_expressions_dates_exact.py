@@ -1,0 +1,57 @@
+"""Date operators against MongoDB's exact behaviour where the manual's examples stop: null
+options, bounds, and arithmetic across timezone offset changes.
+
+Each case is ``(document, expression, expected)`` or ``(document, expression, None,
+error_substring)``; the source lines cited are from mongodb/mongo
+(``src/mongo/db/query/datetime/date_time_support.cpp`` and ``.h``, ``src/mongo/db/pipeline/
+expression.cpp``).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+
+import pytest
+
+from headrace import ejson
+from headrace.mql.expressions import validate_expression
+from _expr_helpers import check_cases
+
+pytestmark = pytest.mark.spark
+
+U = ejson.UTC
+
+
+def dt(*a):
+    return _dt.datetime(*a, tzinfo=U)
+
+
+def run(spark, cases):
+    for c in cases:
+        validate_expression(c[1], "case")
+    check_cases(spark, cases)
+
+
+D = {"d": dt(2020, 1, 5, 3, 4, 5, 6000)}
+
+# makeTimeZone (expression.cpp): a timezone that evaluates to null or missing gives null (only
+# an absent timezone means UTC); $dateToString: a null date gives onNull first
+NULL_TIMEZONE = [
+    (D, {"$year": {"date": "$d", "timezone": None}}, None),
+    (D, {"$hour": {"date": "$d", "timezone": "$nope"}}, None),
+    (D, {"$dateToString": {"date": "$d", "timezone": None}}, None),
+    ({}, {"$dateToString": {"date": "$d", "timezone": None, "onNull": "N"}}, "N"),
+    (D, {"$dateToParts": {"date": "$d", "timezone": None}}, None),
+    ({}, {"$dateFromParts": {"year": 2020, "timezone": None}}, None),
+    ({}, {"$dateFromString": {"dateString": "2020-01-01", "timezone": None}}, None),
+    (D, {"$dateTrunc": {"date": "$d", "unit": "day", "timezone": None}}, None),
+    (D, {"$dateAdd": {"startDate": "$d", "unit": "day", "amount": 1, "timezone": None}}, None),
+    (D, {"$dateDiff": {"startDate": "$d", "endDate": "$d", "unit": "day", "timezone": None}}, None),
+    (D, {"$year": {"date": "$d"}}, 2020),
+    # $dateFromString checks that dateString is a string before the null timezone (onError)
+    ({"s": 5}, {"$dateFromString": {"dateString": "$s", "timezone": None, "onError": "E"}}, "E"),
+    ({}, {"$dateFromString": {"dateString": "not a date", "timezone": None}}, None),
+]
+
+
+def test_null_timezone(spark):
+    run(spark, NULL_TIMEZONE)
