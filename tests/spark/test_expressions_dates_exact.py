@@ -53,5 +53,23 @@ NULL_TIMEZONE = [
 ]
 
 
+# ExpressionDateToString::evaluate: "if (_format) { if (formatValue.nullish()) return null }";
+# a null date still gives onNull. ExpressionDateFromString the same, after checking that
+# dateString is a string
+NULL_FORMAT = [
+    (D, {"$dateToString": {"date": "$d", "format": None}}, None),
+    ({}, {"$dateToString": {"date": "$d", "format": None, "onNull": "N"}}, "N"),
+    (D, {"$dateToString": {"date": "$d"}}, "2020-01-05T03:04:05.006Z"),
+    ({}, {"$dateFromString": {"dateString": "2020-01-01", "format": None}}, None),
+    ({}, {"$dateFromString": {"dateString": "x", "format": None}}, None),
+    ({}, {"$dateFromString": {"dateString": "$s", "format": None, "onNull": "N"}}, "N"),
+    ({"s": 5}, {"$dateFromString": {"dateString": "$s", "format": None, "onError": "E"}}, "E"),
+]
+
+
 def test_null_timezone(spark):
     run(spark, NULL_TIMEZONE)
+
+
+def test_null_format(spark):
+    run(spark, NULL_FORMAT)

@@ -83,12 +83,13 @@ def date_to_string(arg: dict, ctx: Ctx) -> Compiled:
     if not is_const:
         fmt_err = F.lit(f"{op}: a format that is not a constant string is not supported yet")
         fmt = _DEFAULT_FORMAT
+    null_fmt = fmt is None  # a format given as null gives null (an absent one is the default)
     fmt = fmt if fmt is not None else _DEFAULT_FORMAT
 
     def value(xs, cs):
         ms = _date_ms(xs[0], cs[0])
         null_value = on_null.value if on_null is not None else V.NULL
-        return F.when(nullish(cs[0]), null_value).when(tz.is_null(), V.NULL).when(
+        return F.when(nullish(cs[0]), null_value).when(tz.is_null() | F.lit(null_fmt), V.NULL).when(
             ms.isNotNull(), v_string(format_date(ms, fmt, tz)))
 
     def error(xs, cs):
@@ -181,6 +182,7 @@ def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
     is_const, fmt = _const_str(arg.get("format"))
     fmt_err = None if is_const else F.lit(f"{op}: a format that is not a constant string is not supported yet")
     fmt = fmt if is_const else None
+    null_fmt = F.lit(is_const and "format" in arg and fmt is None)  # gives null, as a null timezone
 
     def parsed(s: Column) -> tuple[Column, Column]:
         """(local or absolute ms, whether the string carried its own offset)."""
@@ -207,7 +209,7 @@ def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
         bad = ms.isNull() | (own & ~tz.utc_col())
         err_value = on_error.value if on_error is not None else F.lit(None).cast("variant")
         return (F.when(nullish(c), null_value).when(c != CODE["string"], err_value)
-                .when(tz.is_null(), V.NULL).when(bad, err_value).otherwise(v_date_ms(inst)))
+                .when(tz.is_null() | null_fmt, V.NULL).when(bad, err_value).otherwise(v_date_ms(inst)))
 
     def error(xs, cs):
         x, c = xs[0], cs[0]
@@ -217,7 +219,7 @@ def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
                     else F.lit(None).cast("string"))
              .when(c != CODE["string"], F.concat(F.lit(f"{op} requires that 'dateString' be a string, found "),
                                                  found(x, c)))
-             .when(tz.is_null(), F.lit(None).cast("string"))
+             .when(tz.is_null() | null_fmt, F.lit(None).cast("string"))
              .when(ms.isNull(), F.concat(F.lit(f"{op}: error parsing date string "), F.to_json(x)))
              .when(own & ~tz.utc_col(), F.lit(f"{op}: you cannot pass in a date/time string with a time zone "
                                               "offset together with a timezone argument")))
