@@ -67,9 +67,32 @@ NULL_FORMAT = [
 ]
 
 
+# TimeZone::insertPadded (date_time_support.h): a component outside 0-9999 is error 18537
+# "Could not convert date to string: date component was outside the supported range of
+# 0-9999" (only for the specifiers the format uses); 4 digits are a minimum width
+Y10000 = {"$dateFromParts": {"year": 9999, "month": 13}}               # 10000-01-01, a Saturday
+Y10000_MON = {"$dateFromParts": {"year": 9999, "month": 13, "day": 3}}  # ISO year 10000
+Y_MINUS_1 = {"$dateFromParts": {"year": 1, "month": -12}}               # -0001-12-01
+YEAR_RANGE = [
+    ({}, {"$dateToString": {"date": Y10000}}, None, "outside the supported range of 0-9999"),
+    ({}, {"$dateToString": {"date": Y10000, "format": "%Y"}}, None, "outside the supported range"),
+    ({}, {"$dateToString": {"date": Y10000, "format": "%m-%d %G-%V-%u"}}, "01-01 9999-52-6"),
+    ({}, {"$dateToString": {"date": Y10000_MON, "format": "%G"}}, None, "outside the supported range"),
+    ({}, {"$dateToString": {"date": Y_MINUS_1, "format": "%Y"}}, None, "outside the supported range"),
+    ({}, {"$dateToString": {"date": Y_MINUS_1, "format": "%m/%d"}}, "12/01"),
+    ({}, {"$dateToString": {"date": {"$dateFromParts": {"year": 1, "month": 0}}, "format": "%Y-%m"}},
+     "0000-12"),
+    ({}, {"$dateToString": {"date": {"$dateFromParts": {"year": 12}}, "format": "%Y %j"}}, "0012 001"),
+]
+
+
 def test_null_timezone(spark):
     run(spark, NULL_TIMEZONE)
 
 
 def test_null_format(spark):
     run(spark, NULL_FORMAT)
+
+
+def test_year_range(spark):
+    run(spark, YEAR_RANGE)

@@ -14,7 +14,8 @@ anything else is an error (``can't convert from BSON type string to Date``).
   ``{date, timezone}``.
 - ``$dateToString``: default format ``%Y-%m-%dT%H:%M:%S.%LZ``; specifiers ``%d %G %H %j %L
   %m %M %S %w %u %U %V %Y %z %Z %b %B %%``; ``onNull`` for a null or missing date; a
-  ``format`` given as null gives null (as it does for ``$dateFromString``).
+  ``format`` given as null gives null (as it does for ``$dateFromString``); a ``%Y`` or ``%G``
+  year outside 0-9999 is an error.
 - ``$dateFromString``: ISO 8601 strings (date, date-time, optional fraction, ``Z`` or offset;
   a space may replace ``T``), dates written with a month name (``oct 20 2020``, ``WED jan 31
   12:05:28 +03:30 1996``), or a ``format`` built from the specifiers above; ``timezone``

@@ -72,6 +72,30 @@ def format_date(ms: Column, fmt: str, tz: _Tz) -> Column:
     return F.concat(*pieces) if len(pieces) > 1 else pieces[0]
 
 
+def _used_specifiers(fmt: str) -> set[str]:
+    out, i = set(), 0
+    while i < len(fmt):
+        if fmt[i] == "%" and i + 1 < len(fmt):
+            out.add(fmt[i + 1])
+            i += 2
+        else:
+            i += 1
+    return out
+
+
+def format_range_error(ms: Column, fmt: str, tz: _Tz, op: str) -> Column | None:
+    """MongoDB's error for a ``%Y`` or ``%G`` year outside 0-9999 (``TimeZone::insertPadded``;
+    the other components cannot leave the range), else NULL; None when ``fmt`` has neither."""
+    used = [k for k in ("Y", "G") if k in _used_specifiers(fmt)]
+    if not used:
+        return None
+    p = _parts(_local_ms(ms, tz))
+    years = [p["year" if k == "Y" else "isoWeekYear"] for k in used]
+    bad = F.coalesce(*[F.when(~y.between(0, 9999), y) for y in years])
+    return F.when(bad.isNotNull(), F.concat(F.lit(f"{op}: Could not convert date to string: date component was "
+                                                  "outside the supported range of 0-9999: "), bad.cast("string")))
+
+
 @expression("$dateToString")
 def date_to_string(arg: dict, ctx: Ctx) -> Compiled:
     op = "$dateToString"
@@ -94,6 +118,9 @@ def date_to_string(arg: dict, ctx: Ctx) -> Compiled:
 
     def error(xs, cs):
         e = _date_error(op, xs[0], cs[0])
+        range_err = format_range_error(_date_ms(xs[0], cs[0]), fmt, tz, op)
+        if range_err is not None:
+            e = F.coalesce(e, F.when(~tz.is_null() & F.lit(not null_fmt), range_err))
         if on_null is not None and on_null.error is not None:
             e = F.coalesce(e, F.when(nullish(cs[0]), on_null.error))
         return e
