@@ -86,6 +86,24 @@ YEAR_RANGE = [
 ]
 
 
+# ExpressionDateFromParts::evaluateNumberWithDefaultAndBounds: month, day, hour, minute,
+# isoWeek and isoDayOfWeek must be in [-32768, 32767] (error 31034); second and millisecond
+# are unbounded; parts in range carry over (createFromDateParts, timelib)
+PART_BOUNDS = [
+    ({}, {"$dateFromParts": {"year": 2020, "month": 32768}}, None, "must evaluate to a value in the range [-32768, 32767]"),
+    ({}, {"$dateFromParts": {"year": 2020, "day": -32769}}, None, "'day' must evaluate to a value in the range"),
+    ({}, {"$dateFromParts": {"year": 2020, "hour": 40000}}, None, "'hour' must evaluate to a value in the range"),
+    ({}, {"$dateFromParts": {"year": 2020, "minute": -40000}}, None, "'minute' must evaluate to a value in"),
+    ({}, {"$dateFromParts": {"isoWeekYear": 2020, "isoWeek": 32768}}, None, "'isoWeek' must evaluate to a value"),
+    ({}, {"$dateFromParts": {"isoWeekYear": 2020, "isoDayOfWeek": -32769}}, None, "'isoDayOfWeek' must"),
+    ({}, {"$dateFromParts": {"year": 2020, "month": -24000}}, dt(19, 12, 1)),
+    ({}, {"$dateFromParts": {"year": 2020, "minute": 32767}}, dt(2020, 1, 23, 18, 7)),
+    ({}, {"$dateFromParts": {"year": 2020, "second": 100000, "millisecond": -1}}, dt(2020, 1, 2, 3, 46, 39, 999000)),
+    ({}, {"$dateFromParts": {"year": 2020, "month": 14, "day": -1, "hour": -1}}, dt(2021, 1, 29, 23)),
+    ({}, {"$dateFromParts": {"isoWeekYear": 2020, "isoWeek": 0, "isoDayOfWeek": 8}}, dt(2019, 12, 30)),
+]
+
+
 def test_null_timezone(spark):
     run(spark, NULL_TIMEZONE)
 
@@ -96,3 +114,7 @@ def test_null_format(spark):
 
 def test_year_range(spark):
     run(spark, YEAR_RANGE)
+
+
+def test_part_bounds(spark):
+    run(spark, PART_BOUNDS)

@@ -25,7 +25,9 @@ anything else is an error (``can't convert from BSON type string to Date``).
   calendar units in local time (months clamp to the month's end) and fixed units as durations;
   ``$dateDiff`` counts unit boundaries crossed between the two dates in local time.
 - ``$dateToParts`` / ``$dateFromParts``: calendar or ISO week parts; out-of-range parts carry
-  over (month 14 is February of the next year).
+  over (month 14 is February of the next year); month, day, hour, minute, isoWeek and
+  isoDayOfWeek must be within -32768 to 32767 (an error beyond), second and millisecond are
+  unbounded.
 
 The operators are in ``dates_parts`` (the date-part operators, ``$dateToParts``,
 ``$dateFromParts``), ``dates_format`` (``$dateToString``, ``$dateFromString``) and

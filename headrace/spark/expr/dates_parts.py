@@ -72,6 +72,8 @@ def date_to_parts(arg: dict, ctx: Ctx) -> Compiled:
 
 
 _PART_LIMITS = {"year": (1, 9999), "isoWeekYear": (1, 9999)}
+#: MongoDB's kMinValueForDatePart / kMaxValueForDatePart (second and millisecond are unbounded)
+_BOUNDED = ("month", "day", "hour", "minute", "isoWeek", "isoDayOfWeek")
 
 
 @expression("$dateFromParts")
@@ -94,6 +96,9 @@ def date_from_parts(arg: dict, ctx: Ctx) -> Compiled:
         lo, hi = _PART_LIMITS["isoWeekYear" if iso else "year"]
         year = ints["isoWeekYear" if iso else "year"]
         ok = ok & year.between(lo, hi)
+        for n in _BOUNDED:
+            if n in present:
+                ok = ok & ints[n].between(-32768, 32767)
         if iso:
             jan4 = F.make_date(year.cast("int"), F.lit(1), F.lit(4))
             monday = F.date_sub(jan4, (F.date_part(F.lit("DAYOFWEEK_ISO"), jan4) - 1).cast("int"))
@@ -139,6 +144,10 @@ def date_from_parts(arg: dict, ctx: Ctx) -> Compiled:
                     errs.append(F.when(~nullish(c) & ~ints[n].between(lo, hi), F.concat(
                         F.lit(f"{op}: '{n}' must evaluate to an integer in the range {lo} to {hi}, found "),
                         found(x, c))))
+                if n in _BOUNDED:
+                    errs.append(F.when(~nullish(c) & ~ints[n].between(-32768, 32767), F.concat(
+                        F.lit(f"{op}: '{n}' must evaluate to a value in the range [-32768, 32767]; value "),
+                        ints[n].cast("string"), F.lit(" is not in range"))))
             errs.append(F.when(~any_null & ~tz.is_null() & date_of(ints, any_null).isNull(),
                                F.lit(f"{op}: the parts do not make a date in range")))
             return F.coalesce(*errs)
