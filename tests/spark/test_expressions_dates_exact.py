@@ -104,6 +104,30 @@ PART_BOUNDS = [
 ]
 
 
+
+def _diff(a, b, unit, tz):
+    return ({"a": a, "b": b}, {"$dateDiff": {"startDate": "$a", "endDate": "$b", "unit": unit, "timezone": tz}})
+
+
+NY, LH = "America/New_York", "Australia/Lord_Howe"
+# dateDiff (date_time_support.cpp): millisecond is endDate - startDate; hour, minute and second
+# count boundaries in local time, then add utcOffsetCorrectionFor*: (start->z - end->z) divided
+# (truncating) by the unit, so across a DST change they count elapsed units
+DIFF_OFFSET_CHANGE = [
+    (*_diff(dt(2021, 3, 14, 6), dt(2021, 3, 14, 7), "hour", NY), 1),          # 01:00 EST -> 03:00 EDT
+    (*_diff(dt(2021, 3, 14, 6, 59), dt(2021, 3, 14, 7), "minute", NY), 1),
+    (*_diff(dt(2021, 3, 14, 6, 59, 59), dt(2021, 3, 14, 7), "second", NY), 1),
+    (*_diff(dt(2021, 3, 14, 6, 59, 59, 999000), dt(2021, 3, 14, 7), "millisecond", NY), 1),
+    (*_diff(dt(2021, 11, 7, 5, 30), dt(2021, 11, 7, 6, 30), "hour", NY), 1),    # 01:30 EDT -> 01:30 EST
+    (*_diff(dt(2021, 11, 7, 6, 30), dt(2021, 11, 7, 5, 30), "minute", NY), -60),
+    (*_diff(dt(2021, 3, 14, 6), dt(2021, 3, 14, 7), "day", NY), 0),
+    # Lord Howe moves 30 minutes: (39600 - 37800) / 3600 truncates to 0 hours, 30 minutes
+    (*_diff(dt(2021, 4, 3, 14, 20), dt(2021, 4, 3, 15, 20), "hour", LH), 0),  # 01:20 +11 -> 01:50 +10:30
+    (*_diff(dt(2021, 4, 3, 14, 50), dt(2021, 4, 3, 15, 10), "minute", LH), 20),
+    (*_diff(dt(2021, 1, 1, 0, 20), dt(2021, 1, 1, 0, 40), "hour", "+05:30"), 1),  # 05:50 -> 06:10
+]
+
+
 def test_null_timezone(spark):
     run(spark, NULL_TIMEZONE)
 
@@ -118,3 +142,7 @@ def test_year_range(spark):
 
 def test_part_bounds(spark):
     run(spark, PART_BOUNDS)
+
+
+def test_diff_offset_change(spark):
+    run(spark, DIFF_OFFSET_CHANGE)

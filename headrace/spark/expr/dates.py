@@ -23,7 +23,9 @@ anything else is an error (``can't convert from BSON type string to Date``).
 - ``$dateTrunc``: bins of ``binSize`` units counted from 2000-01-01T00:00:00 local time (weeks
   from the first ``startOfWeek`` day on or after it); ``$dateAdd`` / ``$dateSubtract`` add
   calendar units in local time (months clamp to the month's end) and fixed units as durations;
-  ``$dateDiff`` counts unit boundaries crossed between the two dates in local time.
+  ``$dateDiff`` counts unit boundaries crossed between the two dates in local time, hours,
+  minutes and seconds corrected by the change of UTC offset between them (whole units,
+  truncated), milliseconds the plain difference.
 - ``$dateToParts`` / ``$dateFromParts``: calendar or ISO week parts; out-of-range parts carry
   over (month 14 is February of the next year); month, day, hour, minute, isoWeek and
   isoDayOfWeek must be within -32768 to 32767 (an error beyond), second and millisecond are

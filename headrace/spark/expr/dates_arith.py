@@ -192,9 +192,16 @@ def date_diff(arg: dict, ctx: Ctx) -> Compiled:
             if u in UNIT_MONTHS:
                 k = UNIT_MONTHS[u]
                 return F.floor(_month_index(lb) / k) - F.floor(_month_index(la) / k)
+            if u == "millisecond":
+                return ms_b - ms_a
             size = UNIT_MS[u]
             ref = _week_ref(sow) if u == "week" else F.lit(0)
-            return F.floor((lb - ref) / size) - F.floor((la - ref) / size)
+            crossed = F.floor((lb - ref) / size) - F.floor((la - ref) / size)
+            if u in ("day", "week"):
+                return crossed
+            # MongoDB's utcOffsetCorrectionFor*: the offset change, truncated to whole units
+            change = ((la - ms_a) - (lb - ms_b)) / size
+            return crossed + F.when(change < 0, F.ceil(change)).otherwise(F.floor(change))
 
         null = nullish(cs[0]) | nullish(cs[1]) | tz.is_null()
         for cc in cs[2:]:
