@@ -128,6 +128,24 @@ DIFF_OFFSET_CHANGE = [
 ]
 
 
+
+def _trunc(d, unit, tz, bin_size=1):
+    return ({"d": d}, {"$dateTrunc": {"date": "$d", "unit": unit, "binSize": bin_size, "timezone": tz}})
+
+
+# truncateDate (date_time_support.cpp): millisecond to hour bins are truncateDateMillis on the
+# instant, from the reference point 2000-01-01T00:00 local time taken with the UTC offset of
+# that January (defaultReferencePointForDateTrunc), not from local midnights
+TRUNC_SUBDAY = [
+    (*_trunc(dt(2021, 7, 1, 12, 30), "hour", NY, 2), dt(2021, 7, 1, 11)),       # bins from 05:00Z
+    (*_trunc(dt(2021, 7, 1, 12, 30), "minute", NY, 7), dt(2021, 7, 1, 12, 24)),
+    (*_trunc(dt(2021, 11, 7, 6, 30), "hour", NY), dt(2021, 11, 7, 6)),          # 01:30 EST -> 01:00 EST
+    (*_trunc(dt(2021, 1, 1, 0, 20), "hour", "Asia/Kolkata"), dt(2020, 12, 31, 23, 30)),
+    (*_trunc(dt(2021, 7, 1, 12, 30, 10, 123000), "second", NY, 7), dt(2021, 7, 1, 12, 30, 4)),
+    (*_trunc(dt(2021, 7, 1, 12, 30), "day", NY), dt(2021, 7, 1, 4)),            # local midnight, EDT
+]
+
+
 def test_null_timezone(spark):
     run(spark, NULL_TIMEZONE)
 
@@ -146,3 +164,7 @@ def test_part_bounds(spark):
 
 def test_diff_offset_change(spark):
     run(spark, DIFF_OFFSET_CHANGE)
+
+
+def test_trunc_subday(spark):
+    run(spark, TRUNC_SUBDAY)

@@ -21,7 +21,8 @@ anything else is an error (``can't convert from BSON type string to Date``).
   12:05:28 +03:30 1996``), or a ``format`` built from the specifiers above; ``timezone``
   applies to strings without an offset; ``onError`` / ``onNull``.
 - ``$dateTrunc``: bins of ``binSize`` units counted from 2000-01-01T00:00:00 local time (weeks
-  from the first ``startOfWeek`` day on or after it); ``$dateAdd`` / ``$dateSubtract`` add
+  from the first ``startOfWeek`` day on or after it; bins of hours and smaller are durations
+  from that instant, whatever the offset of the date truncated); ``$dateAdd`` / ``$dateSubtract`` add
   calendar units in local time (months clamp to the month's end) and fixed units as durations;
   ``$dateDiff`` counts unit boundaries crossed between the two dates in local time, hours,
   minutes and seconds corrected by the change of UTC offset between them (whole units,

@@ -93,12 +93,16 @@ def date_trunc(arg: dict, ctx: Ctx) -> Compiled:
             if u in UNIT_MONTHS:
                 size = binv * UNIT_MONTHS[u]
                 mi = _month_index(local)
-                return _months_to_ms(F.floor(mi / size) * size)
+                return _utc_ms(_months_to_ms(F.floor(mi / size) * size), tz)
             size = binv * UNIT_MS[u]
+            if u not in ("day", "week"):
+                # bins of the instant, from 2000-01-01T00:00 local time at that January's offset
+                ref = F.lit(2 * REF_MS) - _local_ms(F.lit(REF_MS), tz)
+                return ms - F.pmod(ms - ref, size)
             ref = _week_ref(sow) if u == "week" else F.lit(REF_MS)
-            return ref + F.floor((local - ref) / size) * size
+            return _utc_ms(ref + F.floor((local - ref) / size) * size, tz)
 
-        out = v_date_ms(_utc_ms(_unit_cases(unit_const, unit_col, trunc), tz))
+        out = v_date_ms(_unit_cases(unit_const, unit_col, trunc))
         null = nullish(c) | tz.is_null()
         for cc in cs[1:]:
             null = null | nullish(cc)
