@@ -1,7 +1,9 @@
 """Strings searched for a literal substring: ``$indexOfCP $indexOfBytes $split $replaceOne
 $replaceAll``. ``$indexOfCP`` counts Unicode code points, ``$indexOfBytes`` UTF-8 bytes;
-``$split`` splits on a literal separator; null or missing input gives null, other non-strings
-are errors naming the operator and what was found.
+``$split`` splits on a literal separator; an empty ``find`` matches at the start (``$replaceOne``)
+or at every position (``$replaceAll``: before each character and at the end; MongoDB's loop goes by
+UTF-8 byte, headrace by character, the same for ASCII); null or missing input gives null, other
+non-strings are errors naming the operator and what was found.
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$indexOfCP`` project_indexofcp;
 ``$indexOfBytes`` project_indexofbytes; ``$replaceAll`` project_replaceall; ``$replaceOne``
@@ -123,7 +125,10 @@ def _replace(op: str, first_only: bool):
                     F.substring(s, 1, (pos - 1).cast("int")), r,
                     F.substring(s, (pos + F.length(f)).cast("int"), 2147483647)))  # small ints
             else:
-                out = F.when(F.length(f) == 0, s).otherwise(F.replace(s, f, r))
+                # an empty 'find' matches at every position: before each character and at the end
+                everywhere = F.when(s == "", r).otherwise(
+                    F.concat(r, F.call_function("array_join", F.split(s, ""), r), r))
+                out = F.when(F.length(f) == 0, everywhere).otherwise(F.replace(s, f, r))
             any_null = nullish(cs[0]) | nullish(cs[1]) | nullish(cs[2])
             all_str = (cs[0] == STRING) & (cs[1] == STRING) & (cs[2] == STRING)
             return F.when(any_null, V.NULL).when(all_str, v_string(out))

@@ -8,7 +8,7 @@ MongoDB semantics: ``$concat`` takes strings only (null or missing gives null); 
 missing to ``""``; case mapping and ``$strcasecmp`` touch ASCII letters only; code point (CP)
 operators count Unicode code points, byte operators UTF-8 bytes; ``$strLenCP`` /
 ``$strLenBytes`` of a non-string (null too) is an error. Errors name the operator and what was
-found. Deviation: doubles convert to strings in Java's notation when not integral (``1.0E20``).
+found. A double converts to text as MongoDB's ``%g`` (:mod:`.double_text`: ``1.23457e+17``).
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$concat`` project_concat; ``$ltrim``
 project_ltrim; ``$rtrim`` project_rtrim; ``$strcasecmp`` project_strcasecmp; ``$strLenBytes``
@@ -27,6 +27,7 @@ from .. import values as V
 from ..hoist import shared
 from ..registry import Compiled, Ctx, expression, first_error
 from . import decimal128 as D
+from .double_text import g_text
 from ._common import (
     CODE, INT_CODES, compile_args, compile_child, date_ms, dbl, errors_of, found, is_num, iso_string,
     lng, nullish, operands, v_long, v_string, with_codes,
@@ -44,12 +45,11 @@ def _str(x: Column) -> Column:
     return V._tvg(x, "string")
 
 
-def coerce_string(x: Column, c: Column) -> Column:
+def coerce_string(x: Column, c: Column, converting: bool = False) -> Column:
     """MongoDB's string conversion for ``$substr`` & co: strings as is, null/missing ``""``,
-    numbers and dates as text; NULL for other types (an error for the caller)."""
-    d = dbl(x)
-    double_text = F.when((F.abs(d) < 1e15) & (F.floor(d) == d), d.cast("bigint").cast("string")) \
-        .otherwise(d.cast("string"))
+    numbers and dates as text (a double as ``%g``; ``converting``: NaN and the infinities as
+    ``$convert`` spells them); NULL for other types (an error for the caller)."""
+    double_text = g_text(dbl(x), converting)
     return (F.when(c == STRING, _str(x))
             .when(nullish(c), F.lit(""))
             .when(c.isin(*INT_CODES), lng(x).cast("string"))

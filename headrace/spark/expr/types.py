@@ -18,8 +18,8 @@ without it, an error naming the operator, the target and what was found (the row
 ``$type`` names the type (``"missing"`` for a missing field); ``$isNumber`` is true for int,
 long, double and decimal.
 
-Deviations: doubles convert to strings in Java notation when not integral (``1.0E20``); string
-to date accepts ISO-8601 forms (``2018-03-20``, ``2018-03-20T11:00:06.123Z``, with ``+hh:mm``
+A double converts to a string as MongoDB's ``%g`` (:mod:`.double_text`: six significant digits,
+``1.23457e+17``). Deviations: string to date accepts ISO-8601 forms (``2018-03-20``, ``2018-03-20T11:00:06.123Z``, with ``+hh:mm``
 offsets or a space instead of ``T``), not every format MongoDB's parser knows. ``$toObject`` /
 ``$toArray``: an object ``{"$oid": ..}`` in the text reads as an ObjectId, where
 MongoDB keeps a nested document; integers beyond 64 bits stay decimals; binData vectors (subtype
@@ -162,7 +162,7 @@ def _convert_plain(x: Column, c: Column, to: str, op: str) -> tuple[Column, Colu
         return value, F.when(~nullish(c) & value.isNull(), fail())
     if to == "string":
         raw = (F.when(c == CODE["string"], s)
-               .when(is_num(c) | (c == CODE["date"]), coerce_string(x, c))
+               .when(is_num(c) | (c == CODE["date"]), coerce_string(x, c, converting=True))
                .when(c == CODE["bool"], F.when(F.try_variant_get(x, "$", "boolean"), F.lit("true")).otherwise(F.lit("false")))
                .when(c == CODE["objectId"], V.oid_hex(x)))
         return F.when(raw.isNotNull(), v_string(raw)), F.when(~nullish(c) & raw.isNull(), fail())
