@@ -90,7 +90,8 @@ YEAR_RANGE = [
 # isoWeek and isoDayOfWeek must be in [-32768, 32767] (error 31034); second and millisecond
 # are unbounded; parts in range carry over (createFromDateParts, timelib)
 PART_BOUNDS = [
-    ({}, {"$dateFromParts": {"year": 2020, "month": 32768}}, None, "must evaluate to a value in the range [-32768, 32767]"),
+    ({}, {"$dateFromParts": {"year": 2020, "month": 32768}}, None,
+     "must evaluate to a value in the range [-32768, 32767]"),
     ({}, {"$dateFromParts": {"year": 2020, "day": -32769}}, None, "'day' must evaluate to a value in the range"),
     ({}, {"$dateFromParts": {"year": 2020, "hour": 40000}}, None, "'hour' must evaluate to a value in the range"),
     ({}, {"$dateFromParts": {"year": 2020, "minute": -40000}}, None, "'minute' must evaluate to a value in"),
@@ -146,6 +147,51 @@ TRUNC_SUBDAY = [
 ]
 
 
+
+def _dfs(text, fmt, **kw):
+    return ({}, {"$dateFromString": {"dateString": text, "format": fmt, **kw}})
+
+
+# $dateFromString with a format: timelib_parse_from_format_with_map (src/third_party/timelib/
+# dist/parse_date.re) and TimeZoneDatabase::fromString; the expectations marked "jstests" are
+# jstests/aggregation/expressions/date_from_string.js
+FROM_FORMAT = [
+    (*_dfs("2017-07-04T11:56:02.81Z", "%Y-%m-%dT%H:%M:%S.%LZ"), dt(2017, 7, 4, 11, 56, 2, 810000)),  # jstests
+    (*_dfs("2017-07-04T11:56.02.8", "%Y-%m-%dT%H:%M.%S.%L"), dt(2017, 7, 4, 11, 56, 2, 800000)),    # jstests
+    (*_dfs("2017-07-04T11:56.02", "%Y-%m-%dT%H:%M.%S", timezone="Europe/London"), dt(2017, 7, 4, 10, 56, 2)),
+    (*_dfs("4/26/1992:+0445", "%m/%d/%Y:%z"), dt(1992, 4, 25, 19, 15)),                               # jstests
+    (*_dfs("4/26/1992:+285", "%m/%d/%Y:%Z"), dt(1992, 4, 25, 19, 15)),                                # jstests
+    (*_dfs("1992 % 04 % 26", "%Y %% %m %% %d"), dt(1992, 4, 26)),                                     # jstests
+    (*_dfs("Day: 05 Month: 12 Year: 1988", "Day: %d Month: %m Year: %Y"), dt(1988, 12, 5)),           # jstests
+    (*_dfs("2017", "%G"), dt(2017, 1, 2)),                                                           # jstests
+    (*_dfs("2017, Week 53", "%G, Week %V"), dt(2018, 1, 1)),                                         # jstests
+    (*_dfs("2017, Day 5", "%G, Day %u"), dt(2017, 1, 6)),                                            # jstests
+    (*_dfs("53.7.2017", "%V.%u.%G"), dt(2018, 1, 7)),                                                # jstests
+    (*_dfs("1.1.1", "%V.%u.%G"), dt(1, 1, 1)),                                                       # jstests
+    (*_dfs("2017-07-14T12:02:44.771 GMT+02:00", "%Y-%m-%dT%H:%M:%S.%L%z"), dt(2017, 7, 14, 10, 2, 44, 771000)),
+    (*_dfs("2017-07-14T12:02:44.771+03", "%Y-%m-%dT%H:%M:%S.%L%z"), dt(2017, 7, 14, 9, 2, 44, 771000)),
+    (*_dfs("2017-07-14T12:02:44.771+03:30", "%Y-%m-%dT%H:%M:%S.%L%z"), dt(2017, 7, 14, 8, 32, 44, 771000)),
+    (*_dfs("2017-07-14T12:02:44.771 UTC", "%Y-%m-%dT%H:%M:%S.%L%z"), dt(2017, 7, 14, 12, 2, 44, 771000)),
+    # timelib_get_nr reads up to 4 (%Y), 2 (%m %d %H) digits; %j is 0-based (d = tmp + 1)
+    (*_dfs("17-7-4 9:05", "%Y-%m-%d %H:%M"), dt(17, 7, 4, 9, 5)),
+    (*_dfs("2017-039", "%Y-%j"), dt(2017, 2, 9)),
+    (*_dfs("jul 4 2017", "%b %d %Y"), dt(2017, 7, 4)),
+    (*_dfs("Sept 4 2017", "%B %d %Y"), dt(2017, 9, 4)),
+    (*_dfs("2018-01", "%Y-%m-%d"), None, "error parsing date string"),                       # jstests: data missing
+    (*_dfs("2018-01", "%Y"), None, "error parsing date string"),                             # jstests: trailing data
+    (*_dfs("1992-26-04", "Y-d-m"), None, "error parsing date string"),                       # jstests
+    (*_dfs("ISO Day 6", "ISO Day %u"), None, "error parsing date string"),                   # jstests
+    (*_dfs("ISO Week 1, 2018", "ISO Week %V, %Y"), None, "error parsing date string"),       # jstests: mixing
+    (*_dfs("12/31/2018", "%m/%d/%G"), None, "error parsing date string"),                    # jstests: mixing
+    (*_dfs("2017-07", "%Y-%m"), None, "error parsing date string"),                          # incomplete
+    (*_dfs("2017-02-30", "%Y-%m-%d"), None, "error parsing date string"),                    # invalid date
+    (*_dfs("2017-07-04 24:00", "%Y-%m-%d %H:%M"), None, "error parsing date string"),        # invalid time
+    (*_dfs("2017-07-04 9:5", "%Y-%m-%d %H:%M"), None, "error parsing date string"),          # %M: 2 digits
+    (*_dfs("4/26/1992:+0445", "%m/%d/%Y:%z", timezone="+0500"), None, "cannot pass in a date/time string"),
+    (*_dfs("2017-02-30", "%Y-%m-%d", onError="E"), "E"),
+]
+
+
 def test_null_timezone(spark):
     run(spark, NULL_TIMEZONE)
 
@@ -168,3 +214,7 @@ def test_diff_offset_change(spark):
 
 def test_trunc_subday(spark):
     run(spark, TRUNC_SUBDAY)
+
+
+def test_from_format(spark):
+    run(spark, FROM_FORMAT)

@@ -18,12 +18,16 @@ anything else is an error (``can't convert from BSON type string to Date``).
   year outside 0-9999 is an error.
 - ``$dateFromString``: ISO 8601 strings (date, date-time, optional fraction, ``Z`` or offset;
   a space may replace ``T``), dates written with a month name (``oct 20 2020``, ``WED jan 31
-  12:05:28 +03:30 1996``), or a ``format`` built from the specifiers above; ``timezone``
-  applies to strings without an offset; ``onError`` / ``onNull``.
+  12:05:28 +03:30 1996``), or a ``format`` built from the specifiers above, read as timelib
+  does (``%Y`` up to 4 digits, ``%m %d %H`` up to 2, ``%M %S`` exactly 2, ``%L`` up to 3 scaled
+  to milliseconds, ``%j`` a 0-based day of the year, ``%G %V %u`` an ISO week date, ``%b %B``
+  any month name, ``%z`` an offset, ``%Z`` offset minutes; the date must be complete and
+  valid); ``timezone`` applies to strings without an offset; ``onError`` / ``onNull``.
 - ``$dateTrunc``: bins of ``binSize`` units counted from 2000-01-01T00:00:00 local time (weeks
   from the first ``startOfWeek`` day on or after it; bins of hours and smaller are durations
-  from that instant, whatever the offset of the date truncated); ``$dateAdd`` / ``$dateSubtract`` add
-  calendar units in local time (months clamp to the month's end) and fixed units as durations;
+  from that instant, whatever the offset of the date truncated); ``$dateAdd`` /
+  ``$dateSubtract`` add calendar units in local time (months clamp to the month's end) and
+  fixed units as durations;
   ``$dateDiff`` counts unit boundaries crossed between the two dates in local time, hours,
   minutes and seconds corrected by the change of UTC offset between them (whole units,
   truncated), milliseconds the plain difference.
@@ -37,7 +41,9 @@ The operators are in ``dates_parts`` (the date-part operators, ``$dateToParts``,
 ``dates_arith`` (``$dateTrunc $dateAdd $dateSubtract $dateDiff``), which share ``dates_common``
 (date and timezone arguments); importing this module registers them all.
 
-Deviations: a ``format`` that is not a constant string is refused at run time (error).
+Deviations: a ``format`` that is not a constant string is refused at run time (error); a
+``%z`` in a ``$dateFromString`` format reads offsets and the abbreviations UTC, GMT and Z only
+(timelib also knows EST, CEST, military letters...).
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$dateAdd`` project_dateadd; ``$dateDiff``
 project_datediff; ``$dateFromParts`` project_datefromparts; ``$dateFromString`` hopping_count;

@@ -1,7 +1,7 @@
 """What the date operators share: reading a date argument (a date or an ObjectId) as epoch
 milliseconds and its conversion error, the ``timezone`` argument (:class:`_Tz`, UTC, an Olson
 name or an offset) with conversions between instants and local wall-clock time, the calendar
-parts of a local time, and constant string arguments.
+parts of a local time, days of a calendar date, and constant string arguments.
 """
 from __future__ import annotations
 
@@ -118,6 +118,21 @@ def _parts(local_ms: Column) -> dict[str, Column]:
         "isoWeekYear": F.date_part(F.lit("YEAROFWEEK"), ntz),
         "isoDayOfWeek": F.date_part(F.lit("DAYOFWEEK_ISO"), ntz),
     }
+
+
+def days_from_civil(y: Column, m: Column, d: Column) -> Column:
+    """Days since 1970-01-01 of a proleptic Gregorian date (any year, month 1-12; plain
+    arithmetic, no ``make_date`` and its year limits)."""
+    y2 = y - F.when(m <= 2, 1).otherwise(0)
+    era = F.floor(y2 / 400)
+    yoe = y2 - era * 400
+    doy = F.floor((153 * F.pmod(m + 9, F.lit(12)) + 2) / 5) + d - 1
+    return era * 146097 + yoe * 365 + F.floor(yoe / 4) - F.floor(yoe / 100) + doy - 719468
+
+
+def days_in_month(y: Column, m: Column) -> Column:
+    leap = ((F.pmod(y, F.lit(4)) == 0) & (F.pmod(y, F.lit(100)) != 0)) | (F.pmod(y, F.lit(400)) == 0)
+    return F.when(m == 2, F.when(leap, 29).otherwise(28)).when(m.isin(4, 6, 9, 11), 30).otherwise(31)
 
 
 def _const_str(spec: Any) -> tuple[bool, Any]:

@@ -1,6 +1,6 @@
 """Dates as strings: ``$dateToString`` (:func:`format_date`, MongoDB's ``%`` specifiers) and
-``$dateFromString`` (ISO 8601, or a constant ``format`` turned into a guarded Java
-``DateTimeFormatter`` pattern).
+``$dateFromString`` (ISO 8601, or a constant ``format`` read as MongoDB's timelib reads it: a
+regex of what each specifier takes, the parts checked and assembled by arithmetic).
 """
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from pyspark.sql import functions as F
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import CODE, compile_child, found, nullish, v_date_ms, v_string, with_codes
-from .dates_common import _Tz, _const_str, _date_error, _date_ms, _local_ms, _parts, _utc_ms
+from .dates_common import (_Tz, _const_str, _date_error, _date_ms, _local_ms, _parts, _utc_ms, days_from_civil,
+                           days_in_month)
 from .types import parse_iso_date_ms
 
 
@@ -131,51 +132,110 @@ def date_to_string(arg: dict, ctx: Ctx) -> Compiled:
 
 # ---------------------------------------------------------------------- $dateFromString
 
-_JAVA = {"d": "dd", "G": "YYYY", "H": "HH", "j": "DDD", "L": "SSS", "m": "MM", "M": "mm", "S": "ss",
-         "u": "e", "V": "ww", "Y": "yyyy", "z": "xx", "Z": None, "b": "MMM", "B": "MMMM"}
+#: timelib's month names (timelib_month_lookup), read alike by %b and %B
+_MONTH_NAMES = {**{m.lower(): i + 1 for i, m in enumerate(_MONTHS)},
+                **{m[:3].lower(): i + 1 for i, m in enumerate(_MONTHS)}, "sept": 9,
+                **{r: i + 1 for i, r in enumerate("i ii iii iv v vi vii viii ix x xi xii".split())}}
+#: what each specifier reads (timelib_parse_from_format_with_map): up to so many digits, taken
+#: greedily and never given back (possessive); %M %S exactly 2; %G %V %u skip non-digits first
+_READ = {"Y": r"([0-9]{1,4}+)", "m": r"([0-9]{1,2}+)", "d": r"([0-9]{1,2}+)", "H": r"([0-9]{1,2}+)",
+         "M": r"([0-9]{2})", "S": r"([0-9]{2})", "L": r"([0-9]{1,3}+)", "j": r"([0-9]{1,3}+)",
+         "G": r"[^0-9]*+([0-9]{1,4}+)", "V": r"[^0-9]*+([0-9]{1,2}+)", "u": r"[^0-9]*+([0-9])",
+         "b": r"([A-Za-z]++)", "B": r"([A-Za-z]++)", "Z": r"([+-][0-9]*+)",
+         "z": r"[ \t(]*+((?:GMT(?=[+-]))?[+-][0-9:]*+|[A-Za-z]++)\)*+"}
 
 
-def _java_pattern(fmt: str) -> tuple[str | None, bool]:
-    """A Java DateTimeFormatter pattern for a MongoDB format, and whether it has an offset."""
-    out, lit, has_zone = [], "", False
-    i = 0
+def _format_parser(fmt: str) -> tuple[str, dict[str, int]] | None:
+    """The regex of strings in ``fmt`` and the group of each specifier (the last of a repeated
+    one); None where MongoDB refuses every string: ISO and calendar parts mixed, an ISO week or
+    day without an ISO year, %j before the year, or a date left incomplete."""
+    rx, groups, i, count = "", {}, 0, 0
     while i < len(fmt):
-        ch = fmt[i]
-        if ch == "%" and i + 1 < len(fmt):
+        if fmt[i] == "%" and i + 1 < len(fmt):
             k = fmt[i + 1]
+            i += 2
             if k == "%":
-                lit += "%"
-            elif k in _JAVA and _JAVA[k] is not None:
-                if lit:
-                    out.append("'" + lit.replace("'", "''") + "'")
-                    lit = ""
-                out.append(_JAVA[k])
-                has_zone = has_zone or k == "z"
+                rx += "%"
+            elif k in _READ:
+                if k == "j" and "Y" not in groups:
+                    return None
+                count += 1  # each reader has one capturing group
+                groups[k] = count
+                rx += _READ[k]
             else:
-                return None, False
-            i += 2
+                return None
         else:
-            lit += ch
+            rx += re.escape(fmt[i])
             i += 1
-    if lit:
-        out.append("'" + lit.replace("'", "''") + "'")
-    return "".join(out), has_zone
+    keys = set(groups)
+    if ("Y" in keys and keys & {"G", "V", "u"}) or ("G" in keys and keys & {"Y", "m", "d", "b", "B", "j"}) or \
+            (keys & {"V", "u"} and "G" not in keys):
+        return None
+    if not ("G" in keys or ("Y" in keys and ("j" in keys or (keys & {"m", "b", "B"} and "d" in keys)))):
+        return None
+    return "^" + rx + r"\z", groups
 
 
-def _format_regex(fmt: str) -> str:
-    """A regex that strings in MongoDB format ``fmt`` match (guards the strict parser)."""
-    rx = {"d": r"[0-9]{1,2}", "G": r"[0-9]{4}", "H": r"[0-9]{1,2}", "j": r"[0-9]{1,3}", "L": r"[0-9]{1,3}",
-          "m": r"[0-9]{1,2}", "M": r"[0-9]{1,2}", "S": r"[0-9]{1,2}", "u": r"[1-7]", "V": r"[0-9]{1,2}",
-          "Y": r"[0-9]{4}", "z": r"[+-][0-9]{4}", "b": r"[A-Za-z]{3}", "B": r"[A-Za-z]+", "%": "%"}
-    out, i = "", 0
-    while i < len(fmt):
-        if fmt[i] == "%" and i + 1 < len(fmt) and fmt[i + 1] in rx:
-            out += rx[fmt[i + 1]]
-            i += 2
-        else:
-            out += re.escape(fmt[i])
-            i += 1
-    return "^" + out + "$"
+def _zone_seconds(t: Column) -> Column:
+    """Seconds east of UTC of a %z text (timelib_parse_zone: [GMT]+-H, HH, HMM, HHMM, H:MM,
+    HH:MM, HHMMSS, HH:MM:SS; the abbreviations UTC, GMT, Z), else NULL."""
+    u = F.regexp_replace(t, "^GMT", "")
+    c = F.substring(u, 2, 64)
+
+    def x(rx: str, i: int = 1) -> Column:
+        return F.regexp_extract(c, rx, i).try_cast("bigint")
+    colon, colon3, digits = r"^([0-9]{1,2}):([0-9]{0,2})$", r"^([0-9]{2}):([0-9]{2}):([0-9]{2})$", r"^([0-9]+)$"
+    secs = (F.when(c.rlike(r"^[0-9]{1,2}$"), x(digits) * 3600)
+            .when(c.rlike(r"^[0-9]{3,4}$"), F.floor(x(digits) / 100) * 3600 + F.pmod(x(digits), F.lit(100)) * 60)
+            .when(c.rlike(r"^[0-9]{6}$"), F.floor(x(digits) / 10000) * 3600
+                  + F.pmod(F.floor(x(digits) / 100), F.lit(100)) * 60 + F.pmod(x(digits), F.lit(100)))
+            .when(c.rlike(colon), x(colon) * 3600 + F.coalesce(x(colon, 2), F.lit(0)) * 60)
+            .when(c.rlike(colon3), x(colon3) * 3600 + x(colon3, 2) * 60 + x(colon3, 3)))
+    return (F.when(F.lower(t).isin("utc", "gmt", "z"), F.lit(0))
+            .when(u.rlike("^[+-]"), F.when(u.startswith("-"), -secs).otherwise(secs)))
+
+
+def _parse_with_format(s: Column, fmt: str) -> tuple[Column, bool]:
+    """(epoch ms, or local ms without an offset in the string; whether ``fmt`` reads an offset)
+    of a string in MongoDB format ``fmt``; NULL where MongoDB's parse fails: no match, a date
+    or time out of range (timelib_valid_date, timelib_valid_time), ISO week outside 1-53."""
+    parser = _format_parser(fmt)
+    if parser is None:
+        return F.lit(None).cast("bigint"), False
+    rx, gi = parser
+
+    def g(k: str) -> Column:
+        return F.regexp_extract(s, rx, gi[k])
+
+    def n(k: str, default: int = 0) -> Column:
+        return g(k).try_cast("bigint") if k in gi else F.lit(default).cast("bigint")
+    ok = s.rlike(rx)
+    if "G" in gi:
+        jan4 = days_from_civil(n("G"), F.lit(1), F.lit(4))
+        days = jan4 - F.pmod(jan4 + 3, F.lit(7)) + (n("V", 1) - 1) * 7 + (n("u", 1) - 1)
+        ok = ok & n("V", 1).between(1, 53) & n("u", 1).between(1, 7)
+    elif "j" in gi:
+        days = days_from_civil(n("Y"), F.lit(1), F.lit(1)) + n("j")  # 0-based: d = tmp + 1
+    else:
+        mk = max((k for k in ("m", "b", "B") if k in gi), key=lambda k: gi[k])
+        names = F.create_map(*[F.lit(x) for kv in _MONTH_NAMES.items() for x in kv])
+        month = n("m") if mk == "m" else F.try_element_at(names, F.lower(g(mk))).cast("bigint")
+        y, d = n("Y"), n("d")
+        ok = ok & month.between(1, 12) & d.between(1, days_in_month(y, month))
+        days = days_from_civil(y, month, d)
+    h, mi, sec = n("H"), n("M"), n("S")
+    ok = ok & h.between(0, 23) & mi.between(0, 59) & sec.between(0, 59)
+    ms = F.element_at(F.array(F.lit(100), F.lit(10), F.lit(1)), F.length(g("L"))) * n("L") if "L" in gi else F.lit(0)
+    local = days * 86_400_000 + h * 3_600_000 + mi * 60_000 + sec * 1000 + ms
+    zone = max((k for k in ("z", "Z") if k in gi), key=lambda k: gi[k], default=None)
+    if zone == "z":
+        off = _zone_seconds(g("z"))
+    elif zone == "Z":
+        off = F.coalesce(F.substring(g("Z"), 2, 64).try_cast("bigint"), F.lit(0)) * 60 * \
+            F.when(g("Z").startswith("-"), -1).otherwise(1)
+    else:
+        off = F.lit(0)
+    return F.when(ok & off.isNotNull(), (local - off * 1000).cast("bigint")), zone is not None
 
 
 #: MongoDB's parser (timelib) also reads dates written out with a month name, as the manual's
@@ -217,14 +277,7 @@ def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
             t = V.let(F.trim(s), _textual_iso)
             own = t.rlike(r"(Z|[+-][0-9]{2}(:?[0-9]{2})?)$") & t.contains(":")
             return parse_iso_date_ms(t), own
-        pattern, has_zone = _java_pattern(fmt)
-        if pattern is None:
-            return F.lit(None).cast("bigint"), F.lit(False)
-        if has_zone:
-            ts = F.try_to_timestamp(s, F.lit(pattern))
-        else:
-            ts = F.try_to_timestamp(F.concat(s, F.lit(" +0000")), F.lit(pattern + " xx"))
-        ms = F.when(s.rlike(_format_regex(fmt)), F.unix_millis(ts))
+        ms, has_zone = _parse_with_format(s, fmt)
         return ms, F.lit(has_zone)
 
     def value(xs, cs):
