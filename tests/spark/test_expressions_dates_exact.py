@@ -192,6 +192,26 @@ FROM_FORMAT = [
 ]
 
 
+# $dateToString's default format (exec evaluate(ExpressionDateToString), manual since 7.1):
+# timeZone->isUtcZone() ? "%Y-%m-%dT%H:%M:%S.%LZ" : "%Y-%m-%dT%H:%M:%S.%L"; isUtcZone is "UTC"
+# or a zero offset (no tzInfo), not "GMT" or "Etc/UTC". fromString refuses a string's own
+# offset only when the timezone is not that UTC zone
+TZ_DOC = {"d": dt(2020, 1, 5, 3, 4, 5, 6000), "utc": "UTC", "tokyo": "Asia/Tokyo"}
+UTC_ZONE = [
+    (TZ_DOC, {"$dateToString": {"date": "$d", "timezone": "America/New_York"}}, "2020-01-04T22:04:05.006"),
+    (TZ_DOC, {"$dateToString": {"date": "$d", "timezone": "+05:30"}}, "2020-01-05T08:34:05.006"),
+    (TZ_DOC, {"$dateToString": {"date": "$d", "timezone": "GMT"}}, "2020-01-05T03:04:05.006"),
+    (TZ_DOC, {"$dateToString": {"date": "$d", "timezone": "UTC"}}, "2020-01-05T03:04:05.006Z"),
+    (TZ_DOC, {"$dateToString": {"date": "$d", "timezone": "+00:00"}}, "2020-01-05T03:04:05.006Z"),
+    (TZ_DOC, {"$dateToString": {"date": "$d", "timezone": "$utc"}}, "2020-01-05T03:04:05.006Z"),
+    (TZ_DOC, {"$dateToString": {"date": "$d", "timezone": "$tokyo"}}, "2020-01-05T12:04:05.006"),
+    (TZ_DOC, {"$dateToString": {"date": "$d", "timezone": "$tokyo", "format": "%H"}}, "12"),
+    (TZ_DOC, {"$dateFromString": {"dateString": "2017-07-12T22:23:55Z", "timezone": "$utc"}}, dt(2017, 7, 12, 22, 23, 55)),
+    (TZ_DOC, {"$dateFromString": {"dateString": "2017-07-12T22:23:55Z", "timezone": "GMT"}}, None,
+     "cannot pass in a date/time string"),
+]
+
+
 def test_null_timezone(spark):
     run(spark, NULL_TIMEZONE)
 
@@ -218,3 +238,7 @@ def test_trunc_subday(spark):
 
 def test_from_format(spark):
     run(spark, FROM_FORMAT)
+
+
+def test_utc_zone(spark):
+    run(spark, UTC_ZONE)

@@ -12,7 +12,9 @@ anything else is an error (``can't convert from BSON type string to Date``).
   (weeks start on Sunday, days before the first Sunday are week 0); ``$isoWeek`` /
   ``$isoWeekYear`` ISO 8601. The date-part operators take ``date``, ``[date]`` or
   ``{date, timezone}``.
-- ``$dateToString``: default format ``%Y-%m-%dT%H:%M:%S.%LZ``; specifiers ``%d %G %H %j %L
+- ``$dateToString``: default format ``%Y-%m-%dT%H:%M:%S.%LZ``, without the ``Z`` in a
+  timezone other than MongoDB's UTC zone (``"UTC"`` or a zero offset; ``"GMT"`` is another
+  zone, as it is for ``$dateFromString``'s refusal of a string's own offset); specifiers ``%d %G %H %j %L
   %m %M %S %w %u %U %V %Y %z %Z %b %B %%``; ``onNull`` for a null or missing date; a
   ``format`` given as null gives null (as it does for ``$dateFromString``); a ``%Y`` or ``%G``
   year outside 0-9999 is an error.

@@ -19,6 +19,9 @@ DATE = CODE["date"]
 OID = CODE["objectId"]
 _ZONES = sorted(zoneinfo.available_timezones())
 _OFFSET_RX = r"^[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?$"
+#: the names of MongoDB's UTC zone (TimeZone::isUtcZone: no tzInfo and a zero offset); "GMT"
+#: and "Etc/UTC" compute as UTC but are Olson zones
+_MONGO_UTC = ("UTC", "+00", "-00", "+0000", "-0000", "+00:00", "-00:00")
 
 
 # --------------------------------------------------------------------------- arguments
@@ -46,10 +49,11 @@ class _Tz:
         self.null = False
         if isinstance(spec, dict) and "$literal" in spec:
             spec = spec["$literal"]
+        self.mongo_utc = spec in _MONGO_UTC
         if spec is None:
             self.null = True
             return
-        if spec in ("UTC", "Etc/UTC", "GMT", "Z", "+00:00", "+0000", "+00"):
+        if spec in ("Etc/UTC", "GMT", "Z") + _MONGO_UTC:
             return
         if isinstance(spec, str) and not spec.startswith("$"):
             self.const = spec
@@ -81,8 +85,11 @@ class _Tz:
                      F.concat(F.lit(f"{op}: unrecognized time zone, found "), F.coalesce(F.to_json(v), F.lit(""))))
         return first_error(self.compiled.error, bad)
 
-    def utc_col(self) -> Column:
-        return F.lit(self.utc)
+    def mongo_utc_col(self) -> Column:
+        """Whether the timezone is MongoDB's UTC zone (:data:`_MONGO_UTC`)."""
+        if self.compiled is not None:
+            return F.coalesce(V.as_string(self.compiled.value).isin(*_MONGO_UTC), F.lit(False))
+        return F.lit(self.mongo_utc)
 
     def is_null(self) -> Column:
         if self.null:

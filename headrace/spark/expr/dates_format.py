@@ -20,6 +20,7 @@ from .types import parse_iso_date_ms
 # ------------------------------------------------------------------------ $dateToString
 
 _DEFAULT_FORMAT = "%Y-%m-%dT%H:%M:%S.%LZ"
+_DEFAULT_FORMAT_LOCAL = "%Y-%m-%dT%H:%M:%S.%L"  # the default in a timezone other than UTC
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December"]
 
@@ -114,8 +115,12 @@ def date_to_string(arg: dict, ctx: Ctx) -> Compiled:
     def value(xs, cs):
         ms = _date_ms(xs[0], cs[0])
         null_value = on_null.value if on_null is not None else V.NULL
+        text = format_date(ms, fmt, tz)
+        if "format" not in arg and not (tz.compiled is None and tz.mongo_utc):
+            local = format_date(ms, _DEFAULT_FORMAT_LOCAL, tz)
+            text = local if tz.compiled is None else F.when(tz.mongo_utc_col(), text).otherwise(local)
         return F.when(nullish(cs[0]), null_value).when(tz.is_null() | F.lit(null_fmt), V.NULL).when(
-            ms.isNotNull(), v_string(format_date(ms, fmt, tz)))
+            ms.isNotNull(), v_string(text))
 
     def error(xs, cs):
         e = _date_error(op, xs[0], cs[0])
@@ -286,7 +291,7 @@ def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
         ms, own = parsed(s)
         inst = F.when(own, ms).otherwise(_utc_ms(ms, tz))
         null_value = on_null.value if on_null is not None else V.NULL
-        bad = ms.isNull() | (own & ~tz.utc_col())
+        bad = ms.isNull() | (own & ~tz.mongo_utc_col())
         err_value = on_error.value if on_error is not None else F.lit(None).cast("variant")
         return (F.when(nullish(c), null_value).when(c != CODE["string"], err_value)
                 .when(tz.is_null() | null_fmt, V.NULL).when(bad, err_value).otherwise(v_date_ms(inst)))
@@ -301,7 +306,7 @@ def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
                                                  found(x, c)))
              .when(tz.is_null() | null_fmt, F.lit(None).cast("string"))
              .when(ms.isNull(), F.concat(F.lit(f"{op}: error parsing date string "), F.to_json(x)))
-             .when(own & ~tz.utc_col(), F.lit(f"{op}: you cannot pass in a date/time string with a time zone "
+             .when(own & ~tz.mongo_utc_col(), F.lit(f"{op}: you cannot pass in a date/time string with a time zone "
                                               "offset together with a timezone argument")))
         if on_error is not None:
             e = F.when(nullish(c), e).otherwise(
