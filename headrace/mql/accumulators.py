@@ -20,7 +20,7 @@ saying what was expected and what was found):
   $stdDevSamp``): one expression; an array literal is refused (MongoDB: "is a unary operator").
 - ``$count``: ``{}``.
 - ``$top`` / ``$bottom``: ``{sortBy, output}``; ``$topN`` / ``$bottomN``: ``{n, sortBy, output}``;
-  ``$firstN`` / ``$lastN``: ``{input, n}``. No other fields. ``sortBy`` is a non-empty object of
+  ``$firstN`` / ``$lastN`` / ``$maxN`` / ``$minN``: ``{input, n}``. No other fields. ``sortBy`` is a non-empty object of
   field paths to ``1`` or ``-1``. ``n`` is an expression; a constant ``n`` must be a positive
   integer (an integral double such as ``3.0`` is accepted). A non-constant ``n`` is evaluated per
   group against the group key (see ``headrace.spark.accumulators``).
@@ -51,11 +51,13 @@ ACCUMULATORS: dict[str, tuple[str, ...] | None] = {
     "$bottomN": ("n", "sortBy", "output"),
     "$firstN": ("input", "n"),
     "$lastN": ("input", "n"),
+    "$maxN": ("input", "n"),
+    "$minN": ("input", "n"),
     "$percentile": ("input", "p", "method"),
     "$median": ("input", "method"),
 }
 #: Real MongoDB ``$group`` accumulators and window functions headrace does not support yet.
-NOT_SUPPORTED_YET = ("$accumulator", "$minN", "$maxN", "$concatArrays", "$setUnion", "$covariancePop",
+NOT_SUPPORTED_YET = ("$accumulator", "$concatArrays", "$setUnion", "$covariancePop",
                      "$covarianceSamp", "$derivative", "$integral", "$expMovingAvg", "$rank", "$denseRank",
                      "$documentNumber", "$shift", "$locf", "$linearFill")
 PERCENTILE_METHODS = ("approximate",)

@@ -222,6 +222,9 @@ CASES = {
             "bottomN": {"$bottomN": {"output": ["$playerId", "$score"], "sortBy": {"score": -1}, "n": 3}},
             "firstN": {"$firstN": {"input": ["$playerId", "$score"], "n": 3}},
             "lastN": {"$lastN": {"input": ["$playerId", "$score"], "n": 3}},
+            # the $maxN / $minN accumulator pages
+            "maxN": {"$maxN": {"input": ["$score", "$playerId"], "n": 3}},
+            "minN": {"$minN": {"input": ["$score", "$playerId"], "n": 3}},
         })]),
     Case("games_n_by_key", [GAMESCORES], [("$group", {
         "_id": {"gameId": "$gameId"},
@@ -230,7 +233,9 @@ CASES = {
         "firstN": {"$firstN": {"input": "$score",
                                "n": {"$cond": {"if": {"$eq": ["$gameId", "G2"]}, "then": 1, "else": 3}}}},
         "lastN": {"$lastN": {"input": "$score",
-                             "n": {"$cond": {"if": {"$eq": ["$gameId", "G2"]}, "then": 1, "else": 3}}}}})]),
+                             "n": {"$cond": {"if": {"$eq": ["$gameId", "G2"]}, "then": 1, "else": 3}}}},
+        "maxN": {"$maxN": {"input": ["$score", "$playerId"],
+                           "n": {"$cond": {"if": {"$eq": ["$gameId", "G2"]}, "then": 1, "else": 3}}}}})]),
     Case("games_sorted", [GAMESCORES], [("$sort", {"score": -1}), ("$group", {
         "_id": "$gameId", "firstN": {"$firstN": {"input": ["$playerId", "$score"], "n": 3}},
         "lastN": {"$lastN": {"input": ["$playerId", "$score"], "n": 3}}})]),
@@ -241,9 +246,11 @@ CASES = {
         "topN": {"$topN": {"output": ["$playerId", "$score"], "sortBy": {"score": 1}, "n": 3}},
         "bottomN": {"$bottomN": {"output": ["$playerId", "$score"], "sortBy": {"score": -1}, "n": 3}},
         "firstFiveScores": {"$firstN": {"input": "$score", "n": 5}},
-        "lastFiveScores": {"$lastN": {"input": "$score", "n": 5}}})]),
+        "lastFiveScores": {"$lastN": {"input": "$score", "n": 5}},
+        "maxN": {"$maxN": {"input": "$score", "n": 5}}, "minN": {"$minN": {"input": "$score", "n": 2}}})]),
     Case("mixed_scores", [MIXED_SCORES], [("$group", {
-        "_id": "$gameId", "topN": {"$topN": {"output": ["$playerId", "$score"], "sortBy": {"score": -1}, "n": 3}}})]),
+        "_id": "$gameId", "topN": {"$topN": {"output": ["$playerId", "$score"], "sortBy": {"score": -1}, "n": 3}},
+        "maxN": {"$maxN": {"input": "$score", "n": 2}}, "minN": {"$minN": {"input": "$score", "n": 2}}})]),
     Case("ties", [TIE_DOCS], [("$group", {
         "_id": {"g": "$g", "n": "$n"},
         "top": {"$topN": {"output": "$i", "sortBy": {"k": 1}, "n": "$n"}},

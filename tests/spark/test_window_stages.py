@@ -164,6 +164,11 @@ def test_top_bottom_family(res):
     assert got["G2"]["firstN"] == [["PlayerA", 10], ["PlayerB", 14], ["PlayerC", 66]]
     assert got["G1"]["lastN"] == [["PlayerB", 33], ["PlayerC", 99], ["PlayerD", 1]]
     assert got["G2"]["lastN"] == [["PlayerB", 14], ["PlayerC", 66], ["PlayerD", 80]]
+    # the manual's $maxN and $minN examples
+    assert got["G1"]["maxN"] == [[99, "PlayerC"], [33, "PlayerB"], [31, "PlayerA"]]
+    assert got["G2"]["maxN"] == [[80, "PlayerD"], [66, "PlayerC"], [14, "PlayerB"]]
+    assert got["G1"]["minN"] == [[1, "PlayerD"], [31, "PlayerA"], [33, "PlayerB"]]
+    assert got["G2"]["minN"] == [[10, "PlayerA"], [14, "PlayerB"], [66, "PlayerC"]]
 
 
 def test_windows_are_independent(res):
@@ -183,6 +188,8 @@ def test_n_from_group_key(res):
     assert got[(("gameId", "G2"),)]["firstN"] == [10]
     assert got[(("gameId", "G1"),)]["lastN"] == [33, 99, 1]
     assert got[(("gameId", "G2"),)]["lastN"] == [80]
+    assert got[(("gameId", "G1"),)]["maxN"] == [[99, "PlayerC"], [33, "PlayerB"], [31, "PlayerA"]]
+    assert got[(("gameId", "G2"),)]["maxN"] == [[80, "PlayerD"]]
 
 
 def test_first_last_n_after_sort(res):
@@ -201,10 +208,14 @@ def test_null_and_missing_in_top_bottom_first_last(res):
     assert doc["bottomN"] == [["PlayerA", 1], ["PlayerD", None], ["PlayerE", None]]
     assert doc["firstFiveScores"] == [1, 2, 3, None, None]
     assert doc["lastFiveScores"] == [1, 2, 3, None, None]
+    assert doc["maxN"] == [3, 2, 1]             # $maxN / $minN leave null and missing out
+    assert doc["minN"] == [1, 2]
 
 
 def test_top_n_bson_type_order(res):
     assert one(res, "mixed_scores")["topN"] == [["PlayerB", "2"], ["PlayerC", ""], ["PlayerA", 1]]
+    assert one(res, "mixed_scores")["maxN"] == ["2", ""]
+    assert one(res, "mixed_scores")["minN"] == [1, ""]
 
 
 def test_ties_follow_mongodb_implementation(res):

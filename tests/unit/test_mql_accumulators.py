@@ -52,7 +52,18 @@ def test_valid_groups(spec):
 def test_every_spec_accumulator_is_supported():
     spec_list = "$sum $avg $min $max $count $first $last $push $addToSet $top $bottom $topN $bottomN " \
                 "$firstN $lastN $median $percentile $stdDevPop $stdDevSamp $mergeObjects"
-    assert set(spec_list.split()) == set(ACCUMULATORS)
+    # beyond the spec's list: MongoDB's $maxN and $minN (issue 17: what MongoDB and ASP accept)
+    assert set(spec_list.split()) | {"$maxN", "$minN"} == set(ACCUMULATORS)
+
+
+@pytest.mark.parametrize("name", ["$maxN", "$minN"])
+def test_max_min_n_take_input_and_n(name):
+    validate_group({"_id": None, "f": {name: {"input": "$x", "n": 2}}}, P)
+    assert err(validate_group, {"_id": None, "f": {name: "$x"}}, P).code == "ACC_BAD_ARGS"
+    e = err(validate_group, {"_id": None, "f": {name: {"input": "$x", "n": 0}}}, P)
+    assert e.code == "ACC_BAD_ARGS" and e.where.path == f"pipeline.0.$group.f.{name}.n"
+    e = err(validate_group, {"_id": None, "f": {name: {"input": "$x"}}}, P)
+    assert e.code == "ACC_BAD_ARGS" and "needs 'n'" in str(e)
 
 
 # ------------------------------------------------------------------ $group: errors
@@ -88,7 +99,7 @@ def test_unknown_accumulator():
     assert e.found == "$sumOf"
 
 
-@pytest.mark.parametrize("name", ["$accumulator", "$covariancePop", "$covarianceSamp", "$minN", "$maxN",
+@pytest.mark.parametrize("name", ["$accumulator", "$covariancePop", "$covarianceSamp",
                                   "$concatArrays", "$setUnion", "$expMovingAvg", "$derivative", "$integral"])
 def test_real_mongodb_accumulators_not_supported_yet(name):
     e = err(validate_group, {"_id": None, "f": {name: "$x"}}, P)

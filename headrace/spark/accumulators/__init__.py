@@ -36,7 +36,9 @@ Semantics (MongoDB's, as documented and as its server computes them):
   newcomer tied with its minimum and evicts the earliest-inserted minimum, reproduced here in
   closed form (e.g. ``$bottom`` with two tied last values returns the earlier one).
 - ``$firstN`` / ``$lastN``: the first / last ``n`` values by arrival, missing as null.
-- ``n`` (``$topN $bottomN $firstN $lastN``): a constant, or an expression evaluated per group
+- ``$maxN`` / ``$minN``: the ``n`` largest / smallest values in BSON order (whole values: an array
+  compares as an array), null and missing left out, largest / smallest first; ties by arrival.
+- ``n`` (``$topN $bottomN $firstN $lastN $maxN $minN``): a constant, or an expression evaluated per group
   against the group key (``$$ROOT`` is ``_id`` when ``_id`` is a document, else an empty
   document); it must be a positive integer, else the group fails.
 - ``$median`` / ``$percentile``: numbers as doubles; for each ``p`` the value of rank

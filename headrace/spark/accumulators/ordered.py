@@ -1,4 +1,5 @@
-"""Sorted and n-valued accumulators: ``$firstN $lastN $top $bottom $topN $bottomN``, and the
+"""Sorted and n-valued accumulators: ``$firstN $lastN $top $bottom $topN $bottomN $maxN $minN``,
+and the
 ``$sort`` keys they order documents by (:func:`sort_field_key`, also used by ``$sort`` itself).
 """
 from __future__ import annotations
@@ -113,18 +114,37 @@ def _first_last_n(arg: Any, ctx: Ctx, last: bool) -> Accumulator:
                        partial=Partial({"xs": _m_flat("xs")}, post=post, trim=True))
 
 
-def _top_bottom(arg: Any, ctx: Ctx, bottom: bool, single: bool) -> Accumulator:
-    sort = mqlacc.parse_sort_spec(arg["sortBy"], f"{ctx.where}.sortBy", code="ACC_BAD_ARGS")
-    dirs = [d for _, d in sort]
-    out = _compile(arg["output"], _sub(ctx, "output"))
-    inputs = {"o": out.value}
-    for i, (path, d) in enumerate(sort):
-        inputs[f"k{i}"] = sort_field_key(ctx.root, path, d)
+def _max_min_n(arg: Any, ctx: Ctx, largest: bool) -> Accumulator:
+    """``$maxN`` / ``$minN``: the ``n`` largest (smallest) values of ``input`` in BSON order, null
+    and missing left out, largest (smallest) first: a ``$topN`` whose key is the value itself."""
+    c = _compile(arg["input"], _sub(ctx, "input"))
+    return _top_bottom({"n": arg["n"]}, ctx, bottom=False, single=False,
+                       by_value=(c, -1 if largest else 1))
+
+
+def _top_bottom(arg: Any, ctx: Ctx, bottom: bool, single: bool,
+                by_value: "tuple[Compiled, int] | None" = None) -> Accumulator:
+    """``$top`` & co.; ``by_value``: ``(compiled input, direction)`` to rank the values themselves
+    by their BSON order, null and missing left out (``$maxN``/``$minN``)."""
+    if by_value is None:
+        sort = mqlacc.parse_sort_spec(arg["sortBy"], f"{ctx.where}.sortBy", code="ACC_BAD_ARGS")
+        dirs = [d for _, d in sort]
+        out = _compile(arg["output"], _sub(ctx, "output"))
+        inputs = {"o": out.value}
+        for i, (path, d) in enumerate(sort):
+            inputs[f"k{i}"] = sort_field_key(ctx.root, path, d)
+    else:
+        out, d = by_value
+        dirs = [d]
+        inputs = {"o": out.value, "k0": F.struct(V.sort_key(out.value).alias("k"))}
 
     def agg(r: Ref) -> Column:
         fields = [F.col("_seq").alias("s"), _null_or(r("o")).alias("o")]
         fields += [r(f"k{i}").alias(f"k{i}") for i in range(len(dirs))]
-        return F.collect_list(F.struct(*fields))
+        row = F.struct(*fields)
+        if by_value is not None:        # collect_list leaves the NULL rows out
+            row = F.when(~(r("o").isNull() | F.is_variant_null(r("o"))), row)
+        return F.collect_list(row)
 
     def srt(r: Ref, k: KeyCtx) -> Column:
         if single:      # the one element kept, found in one pass (no sort)
@@ -233,5 +253,7 @@ for _name, _fn in {
     "$bottom": lambda arg, ctx: _top_bottom(arg, ctx, bottom=True, single=True),
     "$topN": lambda arg, ctx: _top_bottom(arg, ctx, bottom=False, single=False),
     "$bottomN": lambda arg, ctx: _top_bottom(arg, ctx, bottom=True, single=False),
+    "$maxN": lambda arg, ctx: _max_min_n(arg, ctx, largest=True),
+    "$minN": lambda arg, ctx: _max_min_n(arg, ctx, largest=False),
 }.items():
     accumulator(_name)(_fn)

@@ -46,7 +46,7 @@ COMPACT_AFTER = 4
 #: Accumulators with a partial form (see :class:`headrace.spark.accumulators.Partial`).
 DECOMPOSABLE = frozenset({
     "$count", "$sum", "$avg", "$min", "$max", "$first", "$last", "$top", "$bottom", "$topN", "$bottomN",
-    "$firstN", "$lastN", "$stdDevPop", "$stdDevSamp", "$mergeObjects", "$addToSet", "$push"})
+    "$firstN", "$lastN", "$maxN", "$minN", "$stdDevPop", "$stdDevSamp", "$mergeObjects", "$addToSet", "$push"})
 
 #: Columns of every partial row besides the accumulators' (``_a<i>_<name>``).
 ROW = ("_w", "_ws", "_gk", "_seq", "_smax", "_n", "_tmax", "_amax", "_id")
