@@ -206,9 +206,33 @@ UTC_ZONE = [
     (TZ_DOC, {"$dateToString": {"date": "$d", "timezone": "$utc"}}, "2020-01-05T03:04:05.006Z"),
     (TZ_DOC, {"$dateToString": {"date": "$d", "timezone": "$tokyo"}}, "2020-01-05T12:04:05.006"),
     (TZ_DOC, {"$dateToString": {"date": "$d", "timezone": "$tokyo", "format": "%H"}}, "12"),
-    (TZ_DOC, {"$dateFromString": {"dateString": "2017-07-12T22:23:55Z", "timezone": "$utc"}}, dt(2017, 7, 12, 22, 23, 55)),
+    (TZ_DOC, {"$dateFromString": {"dateString": "2017-07-12T22:23:55Z", "timezone": "$utc"}},
+     dt(2017, 7, 12, 22, 23, 55)),
     (TZ_DOC, {"$dateFromString": {"dateString": "2017-07-12T22:23:55Z", "timezone": "GMT"}}, None,
      "cannot pass in a date/time string"),
+]
+
+
+# TimeZoneDatabase::parseUtcOffset: +-HH, +-HHMM, +-HH:MM with any digits (hours * 60 + minutes,
+# no range check), so a computed "+19:00" is a zone (it failed the whole query: Spark refuses
+# offsets beyond 18 hours); ROC is tzdata's link to Asia/Taipei
+def _tz_doc(tz):
+    return {"d": dt(2020, 1, 5, 3, 4, 5), "tz": tz}
+
+
+OFFSET_ZONES = [
+    (_tz_doc("+19:00"), {"$hour": {"date": "$d", "timezone": "$tz"}}, 22),
+    (_tz_doc("-2359"), {"$dateToString": {"date": "$d", "timezone": "$tz", "format": "%d %H:%M %z %Z"}},
+     "04 03:05 -2359 -1439"),
+    (_tz_doc("+0575"), {"$minute": {"date": "$d", "timezone": "$tz"}}, 19),      # 5 hours 75 minutes
+    (_tz_doc("+05"), {"$dateTrunc": {"date": "$d", "unit": "day", "timezone": "$tz"}}, dt(2020, 1, 4, 19)),
+    (_tz_doc("+19"), {"$dateFromParts": {"year": 2020, "timezone": "$tz"}}, dt(2019, 12, 31, 5)),
+    (_tz_doc("ROC"), {"$hour": {"date": "$d", "timezone": "$tz"}}, 11),
+    (_tz_doc("Asia/Taipei"), {"$hour": {"date": "$d", "timezone": "$tz"}}, 11),
+    (_tz_doc("localtime"), {"$hour": {"date": "$d", "timezone": "$tz"}}, None, "unrecognized time zone"),
+    (_tz_doc("+5"), {"$hour": {"date": "$d", "timezone": "$tz"}}, None, "unrecognized time zone"),
+    (_tz_doc(None), {"$hour": {"date": "$d", "timezone": "ROC"}}, 11),
+    (_tz_doc(None), {"$hour": {"date": "$d", "timezone": "localtime"}}, None, "unrecognized time zone"),
 ]
 
 
@@ -242,3 +266,7 @@ def test_from_format(spark):
 
 def test_utc_zone(spark):
     run(spark, UTC_ZONE)
+
+
+def test_offset_zones(spark):
+    run(spark, OFFSET_ZONES)

@@ -4,7 +4,9 @@ $isoWeekYear $isoDayOfWeek $dateToParts $dateFromParts`` (``$toDate`` is in ``ty
 
 Dates are instants (milliseconds); everything is computed in UTC unless a ``timezone`` (an
 Olson name such as ``"America/New_York"`` or an offset ``"+05:30"``, ``"-0500"``, ``"+03"``)
-asks for local time; a ``timezone`` that is (or evaluates to) null or missing gives null.
+asks for local time (offsets are read as MongoDB reads them, two-digit hours and minutes
+unchecked, and computed without Spark's time zones); a ``timezone`` that is (or evaluates to)
+null or missing gives null.
 Date arguments may be dates or ObjectIds (their creation time); null or missing gives null;
 anything else is an error (``can't convert from BSON type string to Date``).
 
@@ -43,7 +45,9 @@ The operators are in ``dates_parts`` (the date-part operators, ``$dateToParts``,
 ``dates_arith`` (``$dateTrunc $dateAdd $dateSubtract $dateDiff``), which share ``dates_common``
 (date and timezone arguments); importing this module registers them all.
 
-Deviations: a ``format`` that is not a constant string is refused at run time (error); a
+Deviations: an Olson name that Spark's Java does not know (``Factory``, a zone
+newer than its tzdata; the link ``ROC`` is resolved) is an unrecognized time zone (error); a
+``format`` that is not a constant string is refused at run time (error); a
 ``%z`` in a ``$dateFromString`` format reads offsets and the abbreviations UTC, GMT and Z only
 (timelib also knows EST, CEST, military letters...).
 

@@ -5,6 +5,8 @@ parts of a local time, days of a calendar date, and constant string arguments.
 """
 from __future__ import annotations
 
+import functools
+import re
 import zoneinfo
 from typing import Any
 
@@ -17,8 +19,33 @@ from ._common import CODE, compile_child, found, ms_to_ntz, ntz_to_ms, nullish
 
 DATE = CODE["date"]
 OID = CODE["objectId"]
-_ZONES = sorted(zoneinfo.available_timezones())
-_OFFSET_RX = r"^[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?$"
+#: MongoDB's UTC offsets (TimeZoneDatabase::parseUtcOffset): +-HH, +-HHMM, +-HH:MM, the digits
+#: unchecked (hours * 60 + minutes); computed as offsets, not by Spark (which stops at 18 hours)
+_OFFSET_RX = r"^[+-][0-9]{2}(:?[0-9]{2})?$"
+#: tzdata links Java does not know, by their target
+_LINKS = {"ROC": "Asia/Taipei"}
+
+
+@functools.lru_cache(maxsize=1)
+def _zones() -> tuple[str, ...]:
+    """The Olson names both tzdata and Spark's Java know (a name Java refuses would fail the
+    query), and the links of :data:`_LINKS`."""
+    names = set(zoneinfo.available_timezones())
+    try:
+        from pyspark.sql import SparkSession
+        jvm = SparkSession.getActiveSession()._jvm  # type: ignore[union-attr]
+        known = set(jvm.java.time.ZoneId.getAvailableZoneIds()) | set(jvm.java.time.ZoneId.SHORT_IDS.keySet())
+        names &= known
+    except Exception:  # no classic session: trust tzdata
+        pass
+    return tuple(sorted(names | set(_LINKS)))
+
+
+def _offset_ms(s: Column) -> Column:
+    """Milliseconds east of UTC of an offset string (:data:`_OFFSET_RX`)."""
+    minutes = F.substring(s, 2, 2).cast("int") * 60 + F.when(F.length(s) > 3, F.substring(s, -2, 2).cast("int"))\
+        .otherwise(0)
+    return (F.when(s.startswith("-"), -minutes).otherwise(minutes) * 60_000).cast("bigint")
 #: the names of MongoDB's UTC zone (TimeZone::isUtcZone: no tzInfo and a zero offset); "GMT"
 #: and "Etc/UTC" compute as UTC but are Olson zones
 _MONGO_UTC = ("UTC", "+00", "-00", "+0000", "-0000", "+00:00", "-00:00")
@@ -47,6 +74,7 @@ class _Tz:
         self.compiled: Compiled | None = None
         self.const: str | None = None
         self.null = False
+        self.unknown: str | None = None  # a constant name Spark does not know: an error, computed as UTC
         if isinstance(spec, dict) and "$literal" in spec:
             spec = spec["$literal"]
         self.mongo_utc = spec in _MONGO_UTC
@@ -56,7 +84,9 @@ class _Tz:
         if spec in ("Etc/UTC", "GMT", "Z") + _MONGO_UTC:
             return
         if isinstance(spec, str) and not spec.startswith("$"):
-            self.const = spec
+            self.const = _LINKS.get(spec, spec)
+            if not (re.match(_OFFSET_RX, self.const) or self.const in _zones()):
+                self.unknown, self.const = spec, None
         else:
             self.compiled = compile_child(spec, ctx, op, "timezone")
 
@@ -65,18 +95,33 @@ class _Tz:
         return self.const is None and self.compiled is None
 
     def column(self) -> Column | None:
+        """The timezone string (a link resolved), NULL where it is not one."""
         if self.const is not None:
             return F.lit(self.const)
         if self.compiled is not None:
             s = V.as_string(self.compiled.value)
-            return F.when(self.valid(s), s)
+            links = F.create_map(*[F.lit(x) for kv in _LINKS.items() for x in kv])
+            return F.when(self.valid(s), F.coalesce(F.try_element_at(links, s), s))
         return None
+
+    def shift(self, ms: Column, sign: int, convert) -> Column:
+        """``ms`` moved by the offset (``sign`` 1: to local time, -1: to the instant), by
+        ``convert(zone column)`` for a named zone."""
+        if self.const is not None and re.match(_OFFSET_RX, self.const):
+            return ms + sign * _offset_ms(F.lit(self.const))
+        if self.const is not None:
+            return convert(F.lit(self.const))
+        s = self.column()
+        is_offset = s.rlike(_OFFSET_RX)
+        return F.when(is_offset, ms + sign * _offset_ms(s)).otherwise(convert(F.when(~is_offset, s)))
 
     @staticmethod
     def valid(s: Column) -> Column:
-        return s.rlike(_OFFSET_RX) | F.array_contains(F.array(*[F.lit(z) for z in _ZONES]), s)
+        return s.rlike(_OFFSET_RX) | F.array_contains(F.array(*[F.lit(z) for z in _zones()]), s)
 
     def error(self, op: str) -> Column | None:
+        if self.unknown is not None:
+            return F.lit(f"{op}: unrecognized time zone, found \"{self.unknown}\"")
         if self.compiled is None:
             return None
         v = self.compiled.value
@@ -101,14 +146,14 @@ def _local_ms(ms: Column, tz: _Tz) -> Column:
     """Local wall-clock milliseconds (as if UTC) of an instant."""
     if tz.utc:
         return ms
-    return ntz_to_ms(F.convert_timezone(F.lit("UTC"), tz.column(), ms_to_ntz(ms)))
+    return tz.shift(ms, 1, lambda zone: ntz_to_ms(F.convert_timezone(F.lit("UTC"), zone, ms_to_ntz(ms))))
 
 
 def _utc_ms(local_ms: Column, tz: _Tz) -> Column:
     """The instant of a local wall-clock time."""
     if tz.utc:
         return local_ms
-    return ntz_to_ms(F.convert_timezone(tz.column(), F.lit("UTC"), ms_to_ntz(local_ms)))
+    return tz.shift(local_ms, -1, lambda zone: ntz_to_ms(F.convert_timezone(zone, F.lit("UTC"), ms_to_ntz(local_ms))))
 
 
 def _parts(local_ms: Column) -> dict[str, Column]:
