@@ -236,6 +236,22 @@ OFFSET_ZONES = [
 ]
 
 
+# evaluate(ExpressionDateDiff / ExpressionDateTrunc): startOfWeek is evaluated only when the
+# unit is week ("if (unit == TimeUnit::week) { ... if (startOfWeekValue.nullish()) return null"),
+# so a null or missing startOfWeek with another unit changes nothing
+START_OF_WEEK = [
+    (D, {"$dateDiff": {"startDate": "$d", "endDate": {"$dateAdd": {"startDate": "$d", "unit": "day", "amount": 3}},
+                       "unit": "day", "startOfWeek": "$nope"}}, 3),
+    (D, {"$dateTrunc": {"date": "$d", "unit": "day", "startOfWeek": "$nope"}}, dt(2020, 1, 5)),
+    (D, {"$dateTrunc": {"date": "$d", "unit": "week", "startOfWeek": "$nope"}}, None),
+    (D, {"$dateDiff": {"startDate": "$d", "endDate": "$d", "unit": "week", "startOfWeek": None}}, None),
+    (D, {"$dateTrunc": {"date": "$d", "unit": "week", "startOfWeek": "MON"}}, dt(2019, 12, 30)),
+    ({**D, "w": "someday"}, {"$dateTrunc": {"date": "$d", "unit": "day", "startOfWeek": "$w"}}, dt(2020, 1, 5)),
+    ({**D, "w": "someday"}, {"$dateDiff": {"startDate": "$d", "endDate": "$d", "unit": "week", "startOfWeek": "$w"}},
+     None, "cannot be recognized as a day of a week"),
+]
+
+
 def test_null_timezone(spark):
     run(spark, NULL_TIMEZONE)
 
@@ -270,3 +286,7 @@ def test_utc_zone(spark):
 
 def test_offset_zones(spark):
     run(spark, OFFSET_ZONES)
+
+
+def test_start_of_week_only_for_weeks(spark):
+    run(spark, START_OF_WEEK)

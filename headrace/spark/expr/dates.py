@@ -28,7 +28,8 @@ anything else is an error (``can't convert from BSON type string to Date``).
   any month name, ``%z`` an offset, ``%Z`` offset minutes; the date must be complete and
   valid); ``timezone`` applies to strings without an offset; ``onError`` / ``onNull``.
 - ``$dateTrunc``: bins of ``binSize`` units counted from 2000-01-01T00:00:00 local time (weeks
-  from the first ``startOfWeek`` day on or after it; bins of hours and smaller are durations
+  from the first ``startOfWeek`` day on or after it, ``startOfWeek`` read, and null giving
+  null, only for the unit week, as in ``$dateDiff``; bins of hours and smaller are durations
   from that instant, whatever the offset of the date truncated); ``$dateAdd`` /
   ``$dateSubtract`` add calendar units in local time (months clamp to the month's end) and
   fixed units as durations;

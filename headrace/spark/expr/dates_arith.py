@@ -53,6 +53,31 @@ def _unit_error(op: str, unit_col: Compiled | None) -> Column | None:
                                                         F.coalesce(F.to_json(unit_col.value), F.lit("")))))
 
 
+def _sow(sow_const: Any, sow_c: Compiled | None, x: Column | None) -> Column:
+    """The startOfWeek day (0 = Sunday), NULL for null or an unknown name."""
+    if sow_c is None:
+        return F.lit(_DOW[sow_const.lower()] if sow_const is not None else None).cast("int")
+    days = F.create_map(*[a for k, v in _DOW.items() for a in (F.lit(k), F.lit(v))])
+    return F.try_element_at(days, F.lower(V.as_string(x)))
+
+
+def _is_week(unit_const: str | None, unit_col: Column | None) -> Column:
+    return F.lit(unit_const == "week") if unit_col is None else F.coalesce(unit_col == "week", F.lit(False))
+
+
+def _sow_null(unit_const, unit_col, sow_const, sow_c, code) -> Column:
+    """MongoDB evaluates startOfWeek only for the unit week: null there gives null."""
+    return _is_week(unit_const, unit_col) & (F.lit(sow_const is None) if sow_c is None else nullish(code))
+
+
+def _sow_error(op: str, unit_const, unit_col, sow_c, x, code) -> Column | None:
+    if sow_c is None:
+        return None
+    return F.when(_is_week(unit_const, unit_col) & ~nullish(code) & _sow(None, sow_c, x).isNull(),
+                  F.concat(F.lit(f"{op} parameter 'startOfWeek' value cannot be recognized as a day of a week: "),
+                           F.coalesce(F.to_json(x), F.lit(""))))
+
+
 def _month_index(local_ms: Column) -> Column:
     ntz = ms_to_ntz(local_ms)
     return (F.year(ntz) - 2000) * 12 + (F.month(ntz) - 1)
@@ -83,9 +108,7 @@ def date_trunc(arg: dict, ctx: Ctx) -> Compiled:
         x, c = xs[0], cs[0]
         binv = V.as_integral(xs[1])
         unit_col = V.as_string(xs[2]) if unit_c else None
-        sow = F.lit(_DOW[sow_const.lower()]) if sow_c is None else F.try_element_at(
-            F.create_map(*[a for k, v in _DOW.items() for a in (F.lit(k), F.lit(v))]),
-            F.lower(V.as_string(xs[-1])))
+        sow = _sow(sow_const, sow_c, xs[-1])
         ms = _date_ms(x, c)
         local = _local_ms(ms, tz)
 
@@ -103,16 +126,18 @@ def date_trunc(arg: dict, ctx: Ctx) -> Compiled:
             return _utc_ms(ref + F.floor((local - ref) / size) * size, tz)
 
         out = v_date_ms(_unit_cases(unit_const, unit_col, trunc))
-        null = nullish(c) | tz.is_null()
-        for cc in cs[1:]:
+        null = nullish(c) | tz.is_null() | _sow_null(unit_const, unit_col, sow_const, sow_c, cs[-1])
+        for cc in cs[1:3 if unit_c else 2]:
             null = null | nullish(cc)
         return F.when(null, V.NULL).when(ms.isNotNull() & (binv > 0), out)
 
     def error(xs, cs):
         binv = V.as_integral(xs[1])
-        return F.coalesce(_date_error(op, xs[0], cs[0]),
-                          F.when(~nullish(cs[1]) & (binv.isNull() | (binv <= 0)),
-                                 F.concat(F.lit(f"{op}: binSize must be a positive integer, found "), found(xs[1], cs[1]))))
+        unit_col = V.as_string(xs[2]) if unit_c else None
+        errs = [_date_error(op, xs[0], cs[0]), _sow_error(op, unit_const, unit_col, sow_c, xs[-1], cs[-1]),
+                F.when(~nullish(cs[1]) & (binv.isNull() | (binv <= 0)),
+                       F.concat(F.lit(f"{op}: binSize must be a positive integer, found "), found(xs[1], cs[1])))]
+        return F.coalesce(*[e for e in errs if e is not None])
 
     vals = [d.value] + extra
     return Compiled(with_codes(vals, value),
@@ -188,9 +213,7 @@ def date_diff(arg: dict, ctx: Ctx) -> Compiled:
         ms_a, ms_b = _date_ms(xs[0], cs[0]), _date_ms(xs[1], cs[1])
         la, lb = _local_ms(ms_a, tz), _local_ms(ms_b, tz)
         unit_col = V.as_string(xs[2]) if unit_c else None
-        sow = F.lit(_DOW[sow_const.lower()]) if sow_c is None else F.try_element_at(
-            F.create_map(*[x for k, v in _DOW.items() for x in (F.lit(k), F.lit(v))]),
-            F.lower(V.as_string(xs[-1])))
+        sow = _sow(sow_const, sow_c, xs[-1])
 
         def diff(u: str) -> Column:
             if u in UNIT_MONTHS:
@@ -207,14 +230,18 @@ def date_diff(arg: dict, ctx: Ctx) -> Compiled:
             change = ((la - ms_a) - (lb - ms_b)) / size
             return crossed + F.when(change < 0, F.ceil(change)).otherwise(F.floor(change))
 
-        null = nullish(cs[0]) | nullish(cs[1]) | tz.is_null()
-        for cc in cs[2:]:
-            null = null | nullish(cc)
+        null = (nullish(cs[0]) | nullish(cs[1]) | tz.is_null()
+                | _sow_null(unit_const, unit_col, sow_const, sow_c, cs[-1]))
+        if unit_c:
+            null = null | nullish(cs[2])
         return F.when(null, V.NULL).when(ms_a.isNotNull() & ms_b.isNotNull(),
                                          v_long(_unit_cases(unit_const, unit_col, diff)))
 
     def error(xs, cs):
-        return F.coalesce(_date_error(op, xs[0], cs[0]), _date_error(op, xs[1], cs[1]))
+        unit_col = V.as_string(xs[2]) if unit_c else None
+        errs = [_date_error(op, xs[0], cs[0]), _date_error(op, xs[1], cs[1]),
+                _sow_error(op, unit_const, unit_col, sow_c, xs[-1], cs[-1])]
+        return F.coalesce(*[e for e in errs if e is not None])
 
     return Compiled(with_codes(vals, value),
                     first_error(a.error, b.error, tz.error(op), _unit_error(op, unit_c),
