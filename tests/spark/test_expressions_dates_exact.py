@@ -252,6 +252,31 @@ START_OF_WEEK = [
 ]
 
 
+
+def _dfs_plain(text, **kw):
+    return ({}, {"$dateFromString": {"dateString": text, **kw}})
+
+
+# $dateFromString without a format: timelib_strtotime's forms, as jstests/aggregation/
+# expressions/date_from_string.js expects them
+FROM_STRING_FORMS = [
+    (*_dfs_plain("2017-07-14T12:02:44.771 GMT"), dt(2017, 7, 14, 12, 2, 44, 771000)),
+    (*_dfs_plain("2017-07-14T12:02:44.771 GMT+00"), dt(2017, 7, 14, 12, 2, 44, 771000)),
+    (*_dfs_plain("2017-07-14T12:02:44.771 GMT+02:00"), dt(2017, 7, 14, 10, 2, 44, 771000)),
+    (*_dfs_plain("2017-07-14T12:02:44.771 UTC"), dt(2017, 7, 14, 12, 2, 44, 771000)),
+    (*_dfs_plain("2017-07-14T12:02:44.771 Z"), dt(2017, 7, 14, 12, 2, 44, 771000)),
+    (*_dfs_plain("2017-07-04 12:48:07 GMT+0545"), dt(2017, 7, 4, 7, 3, 7)),
+    (*_dfs_plain("2017-07-04 12:48:07 GMT-0200"), dt(2017, 7, 4, 14, 48, 7)),
+    (*_dfs_plain("7/4/17"), dt(2017, 7, 4)),
+    (*_dfs_plain("04-07-2017"), dt(2017, 7, 4)),
+    (*_dfs_plain("2017-07-04T11:56.02"), dt(2017, 7, 4, 11, 56, 2)),
+    (*_dfs_plain("2017-07-04T11:56.02.813"), dt(2017, 7, 4, 11, 56, 2, 813000)),
+    (*_dfs_plain("2017-07-04T11:56.02", timezone="Europe/London"), dt(2017, 7, 4, 10, 56, 2)),
+    (*_dfs_plain("2017-07-12T22:23:55 GMT+02:00", timezone="Europe/Amsterdam"), None, "cannot pass in"),
+    (*_dfs_plain("12:50:53"), None, "error parsing date string"),
+]
+
+
 def test_null_timezone(spark):
     run(spark, NULL_TIMEZONE)
 
@@ -290,3 +315,7 @@ def test_offset_zones(spark):
 
 def test_start_of_week_only_for_weeks(spark):
     run(spark, START_OF_WEEK)
+
+
+def test_from_string_forms(spark):
+    run(spark, FROM_STRING_FORMS)

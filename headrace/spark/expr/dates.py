@@ -21,8 +21,9 @@ anything else is an error (``can't convert from BSON type string to Date``).
   ``format`` given as null gives null (as it does for ``$dateFromString``); a ``%Y`` or ``%G``
   year outside 0-9999 is an error.
 - ``$dateFromString``: ISO 8601 strings (date, date-time, optional fraction, ``Z`` or offset;
-  a space may replace ``T``), dates written with a month name (``oct 20 2020``, ``WED jan 31
-  12:05:28 +03:30 1996``), or a ``format`` built from the specifiers above, read as timelib
+  a space may replace ``T``; ``hh:mm.ss``; a zone ``GMT+02:00``, ``GMT``, ``UTC`` or ``Z`` after
+  the time), ``m/d/y`` and ``d-m-yyyy`` dates, dates written with a month name (``oct 20 2020``,
+  ``WED jan 31 12:05:28 +03:30 1996``), or a ``format`` built from the specifiers above, read as timelib
   does (``%Y`` up to 4 digits, ``%m %d %H`` up to 2, ``%M %S`` exactly 2, ``%L`` up to 3 scaled
   to milliseconds, ``%j`` a 0-based day of the year, ``%G %V %u`` an ISO week date, ``%b %B``
   any month name, ``%z`` an offset, ``%Z`` offset minutes; the date must be complete and

@@ -264,6 +264,26 @@ def _textual_iso(t: Column) -> Column:
     return F.when(t.rlike(_TEXTUAL), iso).otherwise(t)
 
 
+_AMERICAN = r"^([0-9]{1,2})/([0-9]{1,2})/([0-9]{1,4})(?=$|[T ])"
+_POINTED = r"^([0-9]{1,2})[.-]([0-9]{1,2})[.-]([0-9]{4})(?=$|[T ])"
+
+
+def _timelib_forms(t: Column) -> Column:
+    """A few more of timelib's forms as ISO 8601: m/d/y (american; a 1-2 digit year is 19xx
+    from 70, else 20xx, as TIMELIB_PROCESS_YEAR), d-m-yyyy and d.m.yyyy (pointeddate4),
+    hh:mm.ss (timelong24), and the zones GMT+-offset, GMT, UTC, Z after the time."""
+    def ymd(rx: str, mi: int, di: int) -> Column:
+        y = F.regexp_extract(t, rx, 3)
+        yi = y.cast("int")
+        year = F.when((F.length(y) < 3) & (yi < 70), yi + 2000).when(F.length(y) < 3, yi + 1900).otherwise(yi)
+        return F.concat(F.lpad(year.cast("string"), 4, "0"), F.lit("-"), F.lpad(F.regexp_extract(t, rx, mi), 2, "0"),
+                        F.lit("-"), F.lpad(F.regexp_extract(t, rx, di), 2, "0"), F.regexp_replace(t, rx, ""))
+    t2 = F.when(t.rlike(_AMERICAN), ymd(_AMERICAN, 1, 2)).when(t.rlike(_POINTED), ymd(_POINTED, 2, 1)).otherwise(t)
+    t2 = F.regexp_replace(t2, r"([T ][0-9]{2}:[0-9]{2})\.([0-9]{2})(?=[.\sZz+-]|$)", "$1:$2")
+    t2 = F.regexp_replace(t2, r"\s*(?i:GMT)(?=[+-])", "")
+    return F.regexp_replace(t2, r"\s*(?i:UTC|GMT|Z)$", "Z")
+
+
 @expression("$dateFromString")
 def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
     op = "$dateFromString"
@@ -279,7 +299,7 @@ def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
     def parsed(s: Column) -> tuple[Column, Column]:
         """(local or absolute ms, whether the string carried its own offset)."""
         if fmt is None:
-            t = V.let(F.trim(s), _textual_iso)
+            t = V.let(V.let(F.trim(s), _textual_iso), _timelib_forms)
             own = t.rlike(r"(Z|[+-][0-9]{2}(:?[0-9]{2})?)$") & t.contains(":")
             return parse_iso_date_ms(t), own
         ms, has_zone = _parse_with_format(s, fmt)
