@@ -277,6 +277,18 @@ FROM_STRING_FORMS = [
 ]
 
 
+# evaluate(ExpressionDateToParts): iso8601 is evaluated per document (evaluateIso8601Flag):
+# null or missing gives null, a non-bool is an error
+ISO_FLAG = [
+    ({**D, "f": False}, {"$dateToParts": {"date": "$d", "iso8601": "$f"}},
+     {"year": 2020, "month": 1, "day": 5, "hour": 3, "minute": 4, "second": 5, "millisecond": 6}),
+    ({**D, "f": True}, {"$dateToParts": {"date": "$d", "iso8601": "$f"}},
+     {"isoWeekYear": 2020, "isoWeek": 1, "isoDayOfWeek": 7, "hour": 3, "minute": 4, "second": 5, "millisecond": 6}),
+    (D, {"$dateToParts": {"date": "$d", "iso8601": "$f"}}, None),
+    ({**D, "f": "yes"}, {"$dateToParts": {"date": "$d", "iso8601": "$f"}}, None, "iso8601 must evaluate to a bool"),
+]
+
+
 def test_null_timezone(spark):
     run(spark, NULL_TIMEZONE)
 
@@ -319,3 +331,7 @@ def test_start_of_week_only_for_weeks(spark):
 
 def test_from_string_forms(spark):
     run(spark, FROM_STRING_FORMS)
+
+
+def test_iso_flag_per_document(spark):
+    run(spark, ISO_FLAG)

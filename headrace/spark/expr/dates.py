@@ -37,7 +37,8 @@ anything else is an error (``can't convert from BSON type string to Date``).
   ``$dateDiff`` counts unit boundaries crossed between the two dates in local time, hours,
   minutes and seconds corrected by the change of UTC offset between them (whole units,
   truncated), milliseconds the plain difference.
-- ``$dateToParts`` / ``$dateFromParts``: calendar or ISO week parts; out-of-range parts carry
+- ``$dateToParts`` / ``$dateFromParts``: calendar or ISO week parts (a computed ``iso8601`` is
+  read per document: null gives null, a non-bool is an error); out-of-range parts carry
   over (month 14 is February of the next year); month, day, hour, minute, isoWeek and
   isoDayOfWeek must be within -32768 to 32767 (an error beyond), second and millisecond are
   unbounded.

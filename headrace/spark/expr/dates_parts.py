@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 
 from .. import values as V
 from ..registry import Compiled, Ctx, expression, first_error
-from ._common import compile_child, found, ntz_to_ms, nullish, v_date_ms, v_long, with_codes
+from ._common import CODE, compile_child, found, ntz_to_ms, nullish, v_date_ms, v_long, with_codes
 from .dates_common import _Tz, _date_error, _date_ms, _local_ms, _parts, _utc_ms
 
 
@@ -52,23 +52,42 @@ for _op, _part in (("$year", "year"), ("$month", "month"), ("$dayOfMonth", "dayO
 
 @expression("$dateToParts")
 def date_to_parts(arg: dict, ctx: Ctx) -> Compiled:
-    d = compile_child(arg["date"], ctx, "$dateToParts", "date")
-    tz = _Tz(arg.get("timezone", "UTC"), ctx, "$dateToParts")
+    op = "$dateToParts"
+    d = compile_child(arg["date"], ctx, op, "date")
+    tz = _Tz(arg.get("timezone", "UTC"), ctx, op)
     iso = arg.get("iso8601", False)
-    iso = iso.get("$literal") if isinstance(iso, dict) else iso
-    names = (["isoWeekYear", "isoWeek", "isoDayOfWeek"] if iso else ["year", "month", "day"]) + \
-        ["hour", "minute", "second", "millisecond"]
+    iso = iso["$literal"] if isinstance(iso, dict) and "$literal" in iso else iso
+    # a computed iso8601 is read per document: null or missing gives null, a non-bool an error
+    iso_c = None if isinstance(iso, bool) else compile_child(iso, ctx, op, "iso8601")
+    time = ["hour", "minute", "second", "millisecond"]
+    vals = [d.value] + ([iso_c.value] if iso_c is not None else [])
 
     def value(xs, cs):
         ms = _date_ms(xs[0], cs[0])
         p = _parts(_local_ms(ms, tz))
         p["day"] = p["dayOfMonth"]
-        obj = V.make_object([(n, v_long(p[n])) for n in names])
-        return F.when(nullish(cs[0]) | tz.is_null(), V.NULL).when(ms.isNotNull(), obj)
 
-    return Compiled(with_codes([d.value], value),
-                    first_error(d.error, tz.error("$dateToParts"),
-                                with_codes([d.value], lambda xs, cs: _date_error("$dateToParts", xs[0], cs[0]))))
+        def obj(names):
+            return V.make_object([(n, v_long(p[n])) for n in names + time])
+        iso_obj, cal_obj = obj(["isoWeekYear", "isoWeek", "isoDayOfWeek"]), obj(["year", "month", "day"])
+        if iso_c is None:
+            out = iso_obj if iso else cal_obj
+            null = F.lit(False)
+        else:
+            flag = V.as_bool_raw(xs[1])
+            out, null = F.when(flag, iso_obj).when(~flag, cal_obj), nullish(cs[1])
+        return F.when(null | nullish(cs[0]) | tz.is_null(), V.NULL).when(ms.isNotNull(), out)
+
+    def error(xs, cs):
+        e = _date_error(op, xs[0], cs[0])
+        if iso_c is None:
+            return e
+        return F.coalesce(F.when(~nullish(cs[1]) & (cs[1] != CODE["bool"]), F.concat(
+            F.lit(f"{op}: iso8601 must evaluate to a bool, found "), found(xs[1], cs[1]))), e)
+
+    return Compiled(with_codes(vals, value),
+                    first_error(d.error, iso_c.error if iso_c is not None else None, tz.error(op),
+                                with_codes(vals, error)))
 
 
 _PART_LIMITS = {"year": (1, 9999), "isoWeekYear": (1, 9999)}
