@@ -289,6 +289,19 @@ ISO_FLAG = [
 ]
 
 
+# Value::coerceToDate: a Timestamp is the date of its seconds (the manual's date arguments: "a
+# Date, a Timestamp, or an ObjectID")
+TS = {"ts": ejson.Timestamp(1578193445, 7)}  # 2020-01-05T03:04:05Z
+TIMESTAMP_DATES = [
+    (TS, {"$year": "$ts"}, 2020),
+    (TS, {"$hour": {"date": "$ts", "timezone": "+01:00"}}, 4),
+    (TS, {"$dateToString": {"date": "$ts", "format": "%Y-%m-%d %H:%M:%S.%L"}}, "2020-01-05 03:04:05.000"),
+    (TS, {"$dateTrunc": {"date": "$ts", "unit": "hour"}}, dt(2020, 1, 5, 3)),
+    (TS, {"$dateAdd": {"startDate": "$ts", "unit": "day", "amount": 1}}, dt(2020, 1, 6, 3, 4, 5)),
+    (TS, {"$dateDiff": {"startDate": "$ts", "endDate": dt(2020, 1, 5, 4), "unit": "minute"}}, 56),
+]
+
+
 def test_null_timezone(spark):
     run(spark, NULL_TIMEZONE)
 
@@ -335,3 +348,7 @@ def test_from_string_forms(spark):
 
 def test_iso_flag_per_document(spark):
     run(spark, ISO_FLAG)
+
+
+def test_timestamp_dates(spark):
+    run(spark, TIMESTAMP_DATES)

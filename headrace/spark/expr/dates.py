@@ -7,8 +7,8 @@ Olson name such as ``"America/New_York"`` or an offset ``"+05:30"``, ``"-0500"``
 asks for local time (offsets are read as MongoDB reads them, two-digit hours and minutes
 unchecked, and computed without Spark's time zones); a ``timezone`` that is (or evaluates to)
 null or missing gives null.
-Date arguments may be dates or ObjectIds (their creation time); null or missing gives null;
-anything else is an error (``can't convert from BSON type string to Date``).
+Date arguments may be dates, ObjectIds (their creation time) or Timestamps (their seconds);
+null or missing gives null; anything else is an error (``can't convert from BSON type string to Date``).
 
 - Parts: ``$dayOfWeek`` 1 (Sunday) to 7; ``$isoDayOfWeek`` 1 (Monday) to 7; ``$week`` 0 to 53
   (weeks start on Sunday, days before the first Sunday are week 0); ``$isoWeek`` /

@@ -1,4 +1,4 @@
-"""What the date operators share: reading a date argument (a date or an ObjectId) as epoch
+"""What the date operators share: reading a date argument (a date, ObjectId or Timestamp) as epoch
 milliseconds and its conversion error, the ``timezone`` argument (:class:`_Tz`, UTC, an Olson
 name or an offset) with conversions between instants and local wall-clock time, the calendar
 parts of a local time, days of a calendar date, and constant string arguments.
@@ -19,6 +19,7 @@ from ._common import CODE, compile_child, found, ms_to_ntz, ntz_to_ms, nullish
 
 DATE = CODE["date"]
 OID = CODE["objectId"]
+TS = CODE["timestamp"]
 #: MongoDB's UTC offsets (TimeZoneDatabase::parseUtcOffset): +-HH, +-HHMM, +-HH:MM, the digits
 #: unchecked (hours * 60 + minutes); computed as offsets, not by Spark (which stops at 18 hours)
 _OFFSET_RX = r"^[+-][0-9]{2}(:?[0-9]{2})?$"
@@ -54,14 +55,15 @@ _MONGO_UTC = ("UTC", "+00", "-00", "+0000", "-0000", "+00:00", "-00:00")
 # --------------------------------------------------------------------------- arguments
 
 def _date_ms(x: Column, c: Column) -> Column:
-    """Milliseconds of a bound date or ObjectId, else NULL."""
+    """Milliseconds of a bound date, ObjectId or Timestamp (its seconds, as MongoDB's
+    Value::coerceToDate), else NULL."""
     oid_secs = F.conv(F.substring(V.oid_hex(x), 1, 8), 16, 10).cast("bigint")
     return (F.when(c == DATE, F.unix_millis(F.try_variant_get(x, "$", "timestamp")))
-            .when(c == OID, oid_secs * 1000))
+            .when(c == OID, oid_secs * 1000).when(c == TS, V.ts_parts(x)[0] * 1000))
 
 
 def _date_error(op: str, x: Column, c: Column) -> Column:
-    return F.when(~nullish(c) & (c != DATE) & (c != OID),
+    return F.when(~nullish(c) & (c != DATE) & (c != OID) & (c != TS),
                   F.concat(F.lit(f"{op}: can't convert to Date, found "), found(x, c)))
 
 
