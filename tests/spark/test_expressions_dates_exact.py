@@ -302,6 +302,24 @@ TIMESTAMP_DATES = [
 ]
 
 
+# truncateDate: binSizeInMillis overflowing is "dateTrunc overflowed" (5439002); day and larger
+# units refuse a binSize above 100'000'000'000 ("dateTrunc unsupported binSize value", 5439006);
+# a week bin larger than the distance to the reference is the reference (both failed the query)
+def _tb(unit, b):
+    return ({"d": dt(2021, 7, 1, 12, 30), "b": b}, {"$dateTrunc": {"date": "$d", "unit": unit, "binSize": "$b"}})
+
+
+TRUNC_LIMITS = [
+    (*_tb("hour", 9_000_000_000_000_000), None, "dateTrunc overflowed"),
+    (*_tb("day", 200_000_000_000), None, "dateTrunc unsupported binSize value"),
+    (*_tb("month", 200_000_000_000), None, "dateTrunc unsupported binSize value"),
+    (*_tb("month", 3_000_000_000), dt(2000, 1, 1)),
+    (*_tb("week", 100_000_000_000), dt(2000, 1, 2)),
+    (*_tb("day", 100_000_000_000), dt(2000, 1, 1)),
+    (*_tb("hour", 5), dt(2021, 7, 1, 12)),
+]
+
+
 def test_null_timezone(spark):
     run(spark, NULL_TIMEZONE)
 
@@ -352,3 +370,7 @@ def test_iso_flag_per_document(spark):
 
 def test_timestamp_dates(spark):
     run(spark, TIMESTAMP_DATES)
+
+
+def test_trunc_limits(spark):
+    run(spark, TRUNC_LIMITS)

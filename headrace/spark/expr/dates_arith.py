@@ -18,6 +18,7 @@ REF_MS = 946_684_800_000  # 2000-01-01T00:00:00Z
 UNIT_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000,
            "week": 7 * 86_400_000}
 UNIT_MONTHS = {"month": 1, "quarter": 3, "year": 12}
+_SUBDAY = ("millisecond", "second", "minute", "hour")
 _DOW = {"sunday": 0, "sun": 0, "monday": 1, "mon": 1, "tuesday": 2, "tue": 2, "wednesday": 3, "wed": 3,
         "thursday": 4, "thu": 4, "friday": 5, "fri": 5, "saturday": 6, "sat": 6}
 
@@ -104,7 +105,8 @@ def date_trunc(arg: dict, ctx: Ctx) -> Compiled:
     sow_const, sow_c = _const_or_compiled(arg.get("startOfWeek", "sunday"), ctx, op, "startOfWeek")
     extra = [bin_c.value] + ([unit_c.value] if unit_c else []) + ([sow_c.value] if sow_c else [])
 
-    def value(xs, cs):
+    def compute(xs, cs):
+        """(the truncated instant, NULL past MongoDB's limits; whether the result is null)."""
         x, c = xs[0], cs[0]
         binv = V.as_integral(xs[1])
         unit_col = V.as_string(xs[2]) if unit_c else None
@@ -116,27 +118,41 @@ def date_trunc(arg: dict, ctx: Ctx) -> Compiled:
             if u in UNIT_MONTHS:
                 size = binv * UNIT_MONTHS[u]
                 mi = _month_index(local)
-                return _utc_ms(_months_to_ms(F.floor(mi / size) * size), tz)
-            size = binv * UNIT_MS[u]
-            if u not in ("day", "week"):
+                out = _utc_ms(_months_to_ms(F.floor(mi / size) * size), tz)
+            elif u not in ("day", "week"):
                 # bins of the instant, from 2000-01-01T00:00 local time at that January's offset
+                size = F.try_multiply(binv, F.lit(UNIT_MS[u]))  # NULL: "dateTrunc overflowed"
                 ref = F.lit(2 * REF_MS) - _local_ms(F.lit(REF_MS), tz)
                 return ms - F.pmod(ms - ref, size)
-            ref = _week_ref(sow) if u == "week" else F.lit(REF_MS)
-            return _utc_ms(ref + F.floor((local - ref) / size) * size, tz)
+            else:
+                ref = _week_ref(sow) if u == "week" else F.lit(REF_MS)
+                n = F.floor((local - ref) / UNIT_MS[u]).cast("bigint")  # units from the reference
+                lower = F.try_multiply(n - F.pmod(n, binv), F.lit(UNIT_MS[u]))
+                out = _utc_ms(ref + F.when(lower.between(-6e15, 6e15), lower), tz)
+            return F.when(binv <= 100_000_000_000, out)  # "dateTrunc unsupported binSize value"
 
-        out = v_date_ms(_unit_cases(unit_const, unit_col, trunc))
         null = nullish(c) | tz.is_null() | _sow_null(unit_const, unit_col, sow_const, sow_c, cs[-1])
         for cc in cs[1:3 if unit_c else 2]:
             null = null | nullish(cc)
-        return F.when(null, V.NULL).when(ms.isNotNull() & (binv > 0), out)
+        res = F.when(ms.isNotNull() & (binv > 0), _unit_cases(unit_const, unit_col, trunc))
+        return res, null, ms.isNotNull() & (binv > 0) & (unit_col.isin(*UNIT_MS, *UNIT_MONTHS)
+                                                         if unit_col is not None else F.lit(True))
+
+    def value(xs, cs):
+        res, null, _ = compute(xs, cs)
+        return F.when(null, V.NULL).when(res.isNotNull(), v_date_ms(res))
 
     def error(xs, cs):
         binv = V.as_integral(xs[1])
         unit_col = V.as_string(xs[2]) if unit_c else None
+        res, null, valid = compute(xs, cs)
         errs = [_date_error(op, xs[0], cs[0]), _sow_error(op, unit_const, unit_col, sow_c, xs[-1], cs[-1]),
                 F.when(~nullish(cs[1]) & (binv.isNull() | (binv <= 0)),
-                       F.concat(F.lit(f"{op}: binSize must be a positive integer, found "), found(xs[1], cs[1])))]
+                       F.concat(F.lit(f"{op}: binSize must be a positive integer, found "), found(xs[1], cs[1]))),
+                F.when(~null & valid & res.isNull(), F.when(
+                    (binv > 100_000_000_000) & ~_unit_cases(unit_const, unit_col, lambda u: F.lit(u in _SUBDAY)),
+                    F.lit(f"{op}: dateTrunc unsupported binSize value"))
+                    .otherwise(F.lit(f"{op}: dateTrunc overflowed")))]
         return F.coalesce(*[e for e in errs if e is not None])
 
     vals = [d.value] + extra
