@@ -31,8 +31,8 @@ null or missing gives null; anything else is an error (``can't convert from BSON
 - ``$dateTrunc``: bins of ``binSize`` units counted from 2000-01-01T00:00:00 local time (weeks
   from the first ``startOfWeek`` day on or after it, ``startOfWeek`` read, and null giving
   null, only for the unit week, as in ``$dateDiff``; bins of hours and smaller are durations
-  from that instant, whatever the offset of the date truncated; past MongoDB's limits, a
-  binSize above 10^11 days or more, or one overflowing in milliseconds, is an error); ``$dateAdd`` /
+  from that instant, whatever the offset of the date truncated; a binSize above 10^11 with
+  the unit day or larger, or one overflowing in milliseconds, is an error); ``$dateAdd`` /
   ``$dateSubtract`` add calendar units in local time (months clamp to the month's end) and
   fixed units as durations;
   ``$dateDiff`` counts unit boundaries crossed between the two dates in local time, hours,
