@@ -108,14 +108,15 @@ class _Tz:
 
     def shift(self, ms: Column, sign: int, convert) -> Column:
         """``ms`` moved by the offset (``sign`` 1: to local time, -1: to the instant), by
-        ``convert(zone column)`` for a named zone."""
+        ``convert(zone, ms)`` for a named zone."""
         if self.const is not None and re.match(_OFFSET_RX, self.const):
             return ms + sign * _offset_ms(F.lit(self.const))
         if self.const is not None:
-            return convert(F.lit(self.const))
-        s = self.column()
-        is_offset = s.rlike(_OFFSET_RX)
-        return F.when(is_offset, ms + sign * _offset_ms(s)).otherwise(convert(F.when(~is_offset, s)))
+            return convert(F.lit(self.const), ms)
+        # the zone and ``ms`` bound once each: both branches read them, and nesting (local time
+        # of an instant of a local time) would otherwise copy them exponentially
+        return V.let(self.column(), lambda s: V.let(ms, lambda m: F.when(
+            s.rlike(_OFFSET_RX), m + sign * _offset_ms(s)).otherwise(convert(F.when(~s.rlike(_OFFSET_RX), s), m))))
 
     @staticmethod
     def valid(s: Column) -> Column:
@@ -148,14 +149,14 @@ def _local_ms(ms: Column, tz: _Tz) -> Column:
     """Local wall-clock milliseconds (as if UTC) of an instant."""
     if tz.utc:
         return ms
-    return tz.shift(ms, 1, lambda zone: ntz_to_ms(F.convert_timezone(F.lit("UTC"), zone, ms_to_ntz(ms))))
+    return tz.shift(ms, 1, lambda zone, m: ntz_to_ms(F.convert_timezone(F.lit("UTC"), zone, ms_to_ntz(m))))
 
 
 def _utc_ms(local_ms: Column, tz: _Tz) -> Column:
     """The instant of a local wall-clock time."""
     if tz.utc:
         return local_ms
-    return tz.shift(local_ms, -1, lambda zone: ntz_to_ms(F.convert_timezone(zone, F.lit("UTC"), ms_to_ntz(local_ms))))
+    return tz.shift(local_ms, -1, lambda zone, m: ntz_to_ms(F.convert_timezone(zone, F.lit("UTC"), ms_to_ntz(m))))
 
 
 def _parts(local_ms: Column) -> dict[str, Column]:
