@@ -109,12 +109,13 @@ _OFFSET = re.compile(r"^[+-](\d{2})(:?(\d{2}))?$")
 
 
 def valid_timezone(tz: str) -> bool:
-    """An Olson name, ``"UTC"``/``"GMT"`` or an offset ``+hh``, ``+hhmm``, ``+hh:mm``."""
+    """An Olson name, ``"UTC"``/``"GMT"`` or an offset ``+hh``, ``+hhmm``, ``+hh:mm`` (any two-digit
+    hours and minutes, as MongoDB's ``TimeZoneDatabase::parseUtcOffset``: ``"+19:00"``, ``"+0575"``)."""
     if not isinstance(tz, str) or not tz:
         return False
     m = _OFFSET.match(tz)
     if m:
-        return int(m.group(1)) <= 18 and int(m.group(3) or 0) < 60
+        return True
     try:
         import zoneinfo
 

@@ -241,7 +241,7 @@ def _validate_operator(op: str, arg: Any, path: str, vs: frozenset[str]) -> None
                 continue  # a sort specification (field paths may be dotted), checked by _check_sort_by
             if op in ("$dateToParts",) and k == "iso8601":
                 ok, v = _const_value(x)
-                if ok and not isinstance(v, bool):
+                if ok and v is not None and not isinstance(v, bool):       # null: the result is null
                     raise _bad(_join(path, k), "iso8601 must be a boolean", "true or false", v)
             _validate(x, _join(path, k), vs)
     if spec.check and op not in ("$switch", "$setField", "$unsetField"):

@@ -230,6 +230,9 @@ OFFSET_ZONES = [
     (_tz_doc("ROC"), {"$hour": {"date": "$d", "timezone": "$tz"}}, 11),
     (_tz_doc("Asia/Taipei"), {"$hour": {"date": "$d", "timezone": "$tz"}}, 11),
     (_tz_doc("localtime"), {"$hour": {"date": "$d", "timezone": "$tz"}}, None, "unrecognized time zone"),
+    # the same offsets written as constants (validation refused them)
+    (_tz_doc(None), {"$hour": {"date": "$d", "timezone": "+19:00"}}, 22),
+    (_tz_doc(None), {"$minute": {"date": "$d", "timezone": "+0575"}}, 19),
     (_tz_doc("+5"), {"$hour": {"date": "$d", "timezone": "$tz"}}, None, "unrecognized time zone"),
     (_tz_doc(None), {"$hour": {"date": "$d", "timezone": "ROC"}}, 11),
     (_tz_doc(None), {"$hour": {"date": "$d", "timezone": "localtime"}}, None, "unrecognized time zone"),
@@ -285,6 +288,7 @@ ISO_FLAG = [
     ({**D, "f": True}, {"$dateToParts": {"date": "$d", "iso8601": "$f"}},
      {"isoWeekYear": 2020, "isoWeek": 1, "isoDayOfWeek": 7, "hour": 3, "minute": 4, "second": 5, "millisecond": 6}),
     (D, {"$dateToParts": {"date": "$d", "iso8601": "$f"}}, None),
+    (D, {"$dateToParts": {"date": "$d", "iso8601": None}}, None),     # a constant null too
     ({**D, "f": "yes"}, {"$dateToParts": {"date": "$d", "iso8601": "$f"}}, None, "iso8601 must evaluate to a bool"),
 ]
 

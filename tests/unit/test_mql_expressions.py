@@ -181,7 +181,9 @@ def test_rand_and_create_object_id_take_only_an_empty_object():
     assert operands(1) == [1] and operands([1, 2]) == [1, 2]
     assert is_constant({"a": [1, "x"]}) and not is_constant({"a": "$b"}) and is_constant({"$literal": "$x"})
     assert valid_timezone("America/New_York") and valid_timezone("+05:30") and valid_timezone("-0500")
-    assert valid_timezone("+03") and not valid_timezone("Nowhere/City") and not valid_timezone("+25:00")
+    assert valid_timezone("+03") and not valid_timezone("Nowhere/City") and not valid_timezone("+5:00")
+    # parseUtcOffset takes any two-digit hours and minutes (hours * 60 + minutes)
+    assert valid_timezone("+25:00") and valid_timezone("+0575")
 
 
 def test_no_pyspark_import():
