@@ -1,6 +1,5 @@
 """Sorted and n-valued accumulators: ``$firstN $lastN $top $bottom $topN $bottomN $maxN $minN``,
-and the
-``$sort`` keys they order documents by (:func:`sort_field_key`, also used by ``$sort`` itself).
+and the ``$sort`` keys they order documents by (:func:`sort_field_key`, also used by ``$sort`` itself).
 """
 from __future__ import annotations
 

@@ -24,8 +24,8 @@ def g_text(d: Column, converting: bool = False) -> Column:
     digits = F.replace(mant, F.lit("."), F.lit(""))              # six digits
     sign = F.when(d < 0, F.lit("-")).otherwise(F.lit(""))
     exp_form = F.concat(F.regexp_replace(mant, r"\.?0+$", ""), F.lit("e"),
-                        F.when(x < 0, F.lit("-")).otherwise(F.lit("+")), F.when(F.abs(x) < 10, F.lit("0")).otherwise(F.lit("")),
-                        F.abs(x).cast("string"))
+                        F.when(x < 0, F.lit("-")).otherwise(F.lit("+")),
+                        F.when(F.abs(x) < 10, F.lit("0")).otherwise(F.lit("")), F.abs(x).cast("string"))
     whole = F.when(x >= 0, F.substring(digits, 1, x + 1)).otherwise(F.lit("0"))
     frac = F.regexp_replace(
         F.when(x >= 0, F.substring(digits, x + 2, 6))

@@ -153,12 +153,15 @@ def _captures(pattern: Column, groups: "list[bool] | None", capture) -> Column:
                         .otherwise(F.array().cast("array<variant>")))
 
 
+def _col(i: "int | Column") -> Column:
+    return F.lit(i) if isinstance(i, int) else i
+
+
 def _find_one(s: Column, pattern: Column, groups: "list[bool] | None") -> Column:
     match = F.call_function("regexp_extract", s, pattern, F.lit(0))
     idx = F.call_function("regexp_instr", s, pattern) - 1
     caps = _captures(pattern, groups, lambda i, ne: _cap(
-        F.call_function("regexp_extract", s, pattern, F.lit(i) if isinstance(i, int) else i), ne,
-        lambda: _took_part(s, pattern, i, idx)))
+        F.call_function("regexp_extract", s, pattern, _col(i)), ne, lambda: _took_part(s, pattern, i, idx)))
     return V.make_object([("match", v_string(match)), ("idx", v_long(idx)), ("captures", caps)])
 
 
@@ -166,13 +169,21 @@ def _find_all(s: Column, pattern: Column, groups: "list[bool] | None") -> Column
     matches = F.call_function("regexp_extract_all", s, pattern, F.lit(0))
     pieces = F.call_function("split", s, pattern, F.lit(-1))
 
+    # every group's captures over all the matches, read once (not again for each match)
+    def extract_all(i: "int | Column") -> Column:
+        return F.call_function("regexp_extract_all", s, pattern, _col(i))
+    if groups is not None:
+        per_group = F.array(*[extract_all(i) for i in range(1, len(groups) + 1)]) if groups else None
+    else:
+        n = _group_count(pattern)
+        per_group = F.when(n > 0, F.transform(F.sequence(F.lit(1), n), extract_all))
+
     def entry(m: Column, k: Column) -> Column:
         # the text before match k is pieces[0..k] and matches[0..k-1]
         before = F.aggregate(F.slice(pieces, 1, k + 1), F.lit(0), lambda acc, p: acc + F.length(p)) + \
             F.aggregate(F.slice(matches, 1, k), F.lit(0), lambda acc, p: acc + F.length(p))
         caps = _captures(pattern, groups, lambda i, ne: _cap(
-            F.coalesce(F.get(F.call_function("regexp_extract_all", s, pattern, F.lit(i) if isinstance(i, int) else i),
-                             k), F.lit("")), ne,
+            F.coalesce(F.get(F.get(per_group, _col(i) - 1), k), F.lit("")), ne,
             lambda: _took_part(s, pattern, i, before)))
         return V.make_object([("match", v_string(m)), ("idx", v_long(before)), ("captures", caps)])
 
