@@ -191,12 +191,25 @@ def _long_string(b: bytes, pos: int) -> str:
     return _quote(b[pos + 5:pos + 5 + n].decode("utf-8"))
 
 
+_YEAR_10000 = 253_402_300_800_000_000          # 10000-01-01 in microseconds since the epoch
+_EPOCH_ORDINAL = _EPOCH.toordinal()
+_DAYS: dict[int, str] = {}                      # days since the epoch -> '{"$date":"YYYY-MM-DDT'
+
+
 def _timestamp(b: bytes, pos: int) -> str:
-    d = _EPOCH + _dt.timedelta(microseconds=_S8.unpack_from(b, pos + 1)[0])
-    if 1970 <= d.year <= 9999:
-        return '{"$date":"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ"}' % (
-            d.year, d.month, d.day, d.hour, d.minute, d.second, d.microsecond // 1000)
-    return _general(b, [], pos, None)
+    micros = _S8.unpack_from(b, pos + 1)[0]
+    if not 0 <= micros < _YEAR_10000:           # years 1970-9999 only; the rest the general way
+        return _general(b, [], pos, None)
+    day, ms = divmod(micros // 1000, 86_400_000)
+    head = _DAYS.get(day)
+    if head is None:
+        if len(_DAYS) >= 4096:
+            _DAYS.clear()
+        d = _dt.date.fromordinal(_EPOCH_ORDINAL + day)
+        head = _DAYS[day] = '{"$date":"%04d-%02d-%02dT' % (d.year, d.month, d.day)
+    h, ms = divmod(ms, 3_600_000)
+    m, ms = divmod(ms, 60_000)
+    return '%s%02d:%02d:%02d.%03dZ"}' % (head, h, m, ms // 1000, ms % 1000)
 
 
 def _other(b: bytes, pos: int) -> str:

@@ -88,17 +88,22 @@ class Hoister:
         self._paths: dict[str, str] = {}
         self._codes: dict[str, str] = {}
         self._derived: dict[tuple[str, str], str] = {}
+        self._known: dict[str, int] = {}      # hoisted paths of known type: their type codes
         self.root: Column | None = None     # the stage's doc column (``Env.ctx`` sets it)
 
     def path(self, path: str) -> Column:
-        """A reference to ``path`` of the input document (aggregation path semantics); a path
-        of known type (:mod:`.values.facts`) is read where it is used instead (a cheap read)."""
+        """A reference to ``path`` of the input document (aggregation path semantics). A path
+        of known type (:mod:`.values.facts`) stays :func:`~.values.known`, its typed reads
+        columns of their own too (each read once per row, not once per use)."""
         name = self._paths.get(path)
         if name is None:
             value = V.get_path(F.col("doc") if self.root is None else self.root, path)
-            if V.is_known(value):
-                return value
             name = self._paths[path] = self._place(value)
+            if V.is_known(value):
+                self._known[name] = V.known_type(value)
+        if name in self._known:
+            code, col = self._known[name], F.col(name)
+            return V.known(col, code, lambda t: self._derive(name, f"read:{t}", lambda c: V.variant_reader(c, "$", code)(t)))
         return self._ref(name)
 
     def share(self, value: Column) -> Column:

@@ -68,7 +68,7 @@ class BatchInfo:
     guarantee: str = defaults.GUARANTEE   # "atLeastOnce": sinks skip the transactional commit work
     order: Any = None           # a headrace.mql.field_order.OrderPlan: outputs' field order
 
-    @property
+    @cached_property
     def per_record(self) -> bool:
         """Whether an output's source meta names its partition and offset (else its type alone)."""
         return self.source_type == "stream" or self.multi_partition
@@ -78,15 +78,23 @@ class BatchInfo:
         """:meth:`meta_text` when it is the source's type alone: the same for every output."""
         return '"_stream_meta":' + ejson.dumps({"source": {"type": self.source_type}})
 
+    @cached_property
+    def _partition_heads(self) -> dict[str, str]:
+        """:meth:`meta_text` up to the offset, per partition (filled as partitions come)."""
+        return {}
+
     def meta_text(self, partition: str | None, offset: int | None) -> str:
         """``"_stream_meta":`` and a stateless output's ``{"source": source_meta(...)}`` as text."""
         if not self.per_record:
             return self._type_meta_text
-        m = self.source_meta(partition, offset)
-        if len(m) == 3 and type(partition) is str and type(offset) is int:   # the common case, by hand
-            return '"_stream_meta":{"source":{"type":%s,"partition":%s,"offset":%d}}' % (
-                _quote(self.source_type), _quote(partition), offset)
-        return '"_stream_meta":' + ejson.dumps({"source": m})
+        if type(partition) is str and type(offset) is int and offset >= 0:   # the common case, by hand
+            heads = self._partition_heads
+            head = heads.get(partition)
+            if head is None:
+                head = heads[partition] = '"_stream_meta":{"source":{"type":%s,"partition":%s,"offset":' % (
+                    _quote(self.source_type), _quote(partition))
+            return "%s%d}}" % (head, offset)
+        return '"_stream_meta":' + ejson.dumps({"source": self.source_meta(partition, offset)})
 
     def source_meta(self, partition: str | None, offset: int | None) -> dict:
         m: dict[str, Any] = {"type": self.source_type}

@@ -5,7 +5,7 @@ from pyspark.sql import functions as F
 from ...spec.stages import SetFieldsSpec
 from .. import values as V
 from ..expr import compile_expression
-from ..hoist import Hoister
+from ..hoist import Hoister, shared
 from ..registry import first_error, stage
 from .base import guard
 
@@ -21,5 +21,5 @@ def compile_fields(name: str, spec: SetFieldsSpec, env, prefix: str = ""):
     h = Hoister()
     with h.active():
         compiled = {prefix + k: compile_expression(v, env.ctx(where=f"{name}.{k}", hoist=h)) for k, v in spec.fields}
-        doc = V.set_fields(F.col("doc"), {k: c.value for k, c in compiled.items()})
+        doc = V.set_fields(F.col("doc"), {k: c.value for k, c in compiled.items()}, bind=shared)
     return doc, first_error(*(c.error for c in compiled.values())), h

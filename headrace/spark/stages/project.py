@@ -9,7 +9,7 @@ from pyspark.sql import functions as F
 from ...spec.stages import ProjectSpec
 from .. import values as V
 from ..expr import compile_expression
-from ..hoist import Hoister
+from ..hoist import Hoister, shared
 from ..registry import first_error, stage
 from .base import guard
 
@@ -50,5 +50,5 @@ def _compile(spec: ProjectSpec, env):
         # $addFields into that shape (an array element the copy dropped gets a document of them)
         base = V.make_object([(k, h.path(k) if rest is None else V.project_value(h.path(k), rest, below.get(k, ())))
                               for k, rest in copied.items()])
-        new = V.set_fields(base, computed)
+        new = V.set_fields(base, computed, bind=shared)
     return new, first_error(*errors), h

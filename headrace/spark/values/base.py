@@ -145,8 +145,10 @@ def variant_reader(v: Column, path: str, code: int) -> Callable[[str], Column]:
 def known_at(v: Column, path: str, code: int) -> Column:
     """The value at dotted ``path`` of document ``v`` (no array on the way), :func:`known` to be
     missing, null or of MQL type ``code``, its typed reads straight from ``v``."""
-    vpath = variant_path(*path.split("."))
-    return known(F.variant_get(v, vpath, "variant"), code, variant_reader(v, vpath, code))
+    value = F.variant_get(v, variant_path(*path.split(".")), "variant")
+    # typed reads from the value, not the document: one field look-up per row however many
+    # reads there are (code generation computes the common ``variant_get`` once)
+    return known(value, code, variant_reader(value, "$", code))
 
 
 def typed_read(src: Column) -> "tuple[str, Column] | None":

@@ -3,7 +3,7 @@
 :mod:`headrace.spark.values`)."""
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -78,16 +78,23 @@ def _apply_sub(sub: Column, rest: list[str], value: Column, depth: int) -> Colum
     return F.when(_is_array_raw(sub), over_array).otherwise(as_doc)
 
 
-def set_fields(doc: Column, fields: "Mapping[str, Column] | Iterable[tuple[str, Column]]") -> Column:
+def set_fields(doc: Column, fields: "Mapping[str, Column] | Iterable[tuple[str, Column]]",
+               bind: "Callable[[Column], Column] | None" = None) -> Column:
     """doc with fields set in order (``$addFields`` semantics: dotted paths create
     sub-documents, apply to each element of an array on the way, and replace non-documents;
-    a missing value removes the field)."""
+    a missing value removes the field).
+
+    ``bind``: how a value and each intermediate document are made single (e.g. a stage's
+    :func:`~headrace.spark.hoist.shared`: a column of their own, so no lambda binds them);
+    values and documents not made simple by it are bound with :func:`~.base.let_many`."""
     items = list(fields.items()) if isinstance(fields, Mapping) else list(fields)
     out = doc
     for path, value in items:
         keys = path.split(".")
+        if bind is not None:
+            out, value = bind(out), bind(value)
         out = let_many([out, value], lambda d, val, keys=keys: _set_path(d, keys, val, _ARRAY_DEPTH))
-    return out
+    return bind(out) if bind is not None else out
 
 
 def _unset_path(doc: Column, keys: list[str], depth: int) -> Column:

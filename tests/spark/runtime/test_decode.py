@@ -17,6 +17,8 @@ def _value(rng: random.Random, depth: int = 0):
         lambda: rng.random() * 1e6, lambda: "é" * rng.randint(0, 80),
         lambda: decimal.Decimal(rng.choice(["1.25", "-0.001", "123456789012.5", "1E+400"])),
         lambda: dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=rng.randint(0, 10**12)),
+        lambda: dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(
+            microseconds=rng.choice([0, 999, 86_400_000_000 - 1, rng.randint(0, 253_402_300_799_999_999)])),
         lambda: b"\x00\x01\xff", lambda: ejson.ObjectId("5f" * 12), lambda: ejson.MINKEY,
         lambda: ejson.Binary(b"\x0e;\x90c", rng.choice([3, 4, 128])), lambda: ejson.Timestamp(2**32 - 1, rng.randint(0, 9)),
         lambda: {f"k{i}": _value(rng, depth + 1) for i in range(rng.randint(0, 4))},
