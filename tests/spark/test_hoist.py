@@ -56,3 +56,31 @@ def test_a_stage_builds_its_trees_once_and_reuses_them_per_batch(spark):
     # a different stage (even an equal one) is compiled for itself
     _run(_batch(spark, [{"a": 1}]), _stage("$addFields", {"t": {"$multiply": ["$a", 2]}}), env)
     assert len(env._memo) == 2
+
+
+def test_known_paths_are_read_once_and_set_fields_binds_no_lambda(spark):
+    """Over a batch whose facts know ``obs.w`` (int), ``$addFields`` of two fields that read it
+    reads it from the document once, and binds its values and the document between the two
+    fields as columns, not in a one-element ``transform`` (evaluated without generated code)."""
+    from pyspark.sql import functions as F
+
+    from headrace.mql.doc_facts import DocFacts
+    from headrace.spark.stages import Env, apply_stages
+    from headrace.spark.values.facts import batch_facts
+
+    rows = ['{"obs": {"w": 3}}', '{"obs": {"w": 40}}', '{"obs": {"w": null}}', '{"obs": {}}']
+    df = spark.createDataFrame([(r,) for r in rows], "raw string").select(
+        F.parse_json("raw").alias("doc"), "raw", F.lit(None).cast("string").alias("_err"),
+        F.lit(None).cast("string").alias("_op"))
+    facts = DocFacts.from_schemas([df.agg(F.schema_of_variant_agg("doc")).collect()[0][0]])
+    st = _stage("$addFields", {"kw": {"$divide": ["$obs.w", 1000]}, "hot": {"$gt": ["$obs.w", 30]}})
+    env = Env()
+    with env.active(), batch_facts(facts):
+        out = apply_stages(df, [st], env, raw=("raw", "_ts"))
+    plan = out._jdf.queryExecution().optimizedPlan().toString()
+    assert plan.count("variant_get(doc") == 1 and "lambdafunction" not in plan, plan
+    got = [(_decode(r["doc"]), r["_err"]) for r in out.select("doc", "_err").collect()]
+    assert got == [({"obs": {"w": 3}, "kw": 0.003, "hot": False}, None),
+                   ({"obs": {"w": 40}, "kw": 0.04, "hot": True}, None),
+                   ({"obs": {"w": None}, "kw": None, "hot": False}, None),
+                   ({"obs": {}, "kw": None, "hot": False}, None)]
