@@ -378,3 +378,51 @@ def test_timestamp_dates(spark):
 
 def test_trunc_limits(spark):
     run(spark, TRUNC_LIMITS)
+
+
+# extractDateArithmetics (exec/expression/evaluate_date.cpp): startDate, unit, amount, then the
+# timezone, each null or missing giving null before anything after it is checked; the types of
+# startDate (5166403) and amount (5166405) only after all four
+S = {"s": "not a date", "d": dt(2020, 1, 5), "u": "fortnight", "z": "Mars/Olympus", "f": 1.5}
+DATE_ARITH_NULLS = [
+    (S, {"$dateAdd": {"startDate": "$s", "unit": "day", "amount": 1, "timezone": None}}, None),
+    (S, {"$dateAdd": {"startDate": "$s", "unit": "day", "amount": 1, "timezone": "$nope"}}, None),
+    (S, {"$dateSubtract": {"startDate": "$s", "unit": "$nope", "amount": 1}}, None),
+    (S, {"$dateAdd": {"startDate": "$s", "unit": "day", "amount": None}}, None),
+    (S, {"$dateAdd": {"startDate": "$nope", "unit": "$u", "amount": "$f", "timezone": "$z"}}, None),
+    (S, {"$dateAdd": {"startDate": "$d", "unit": "$nope", "amount": "$f"}}, None),
+    (S, {"$dateAdd": {"startDate": "$d", "unit": "day", "amount": "$f", "timezone": None}}, None),
+    (S, {"$dateAdd": {"startDate": "$s", "unit": "day", "amount": 1}}, None, "can't convert to Date"),
+    (S, {"$dateAdd": {"startDate": "$s", "unit": "day", "amount": "$f"}}, None, "can't convert to Date"),
+    (S, {"$dateAdd": {"startDate": "$s", "unit": "$u", "amount": 1}}, None, "unknown time unit"),
+    (S, {"$dateAdd": {"startDate": "$s", "unit": "day", "amount": 1, "timezone": "$z"}}, None,
+     "unrecognized time zone"),
+    (S, {"$dateAdd": {"startDate": "$d", "unit": "day", "amount": "$f"}}, None, "amount must be an integral"),
+    (S, {"$dateAdd": {"startDate": "$d", "unit": "day", "amount": 2}}, dt(2020, 1, 7)),
+]
+
+
+def test_date_arithmetic_nulls_before_types(spark):
+    run(spark, DATE_ARITH_NULLS)
+
+
+# ExpressionConvert (performConvertToDate): a string converts with
+# TimeZoneDatabase::fromString(str, utcZone), the parser $dateFromString uses without a format
+TO_DATE_FORMS = [
+    ({"s": s}, {"$toDate": "$s"}, want) for s, want in [
+        ("2017-07-14T12:02:44.771 GMT+02:00", dt(2017, 7, 14, 10, 2, 44, 771000)),
+        ("2017-07-04 12:48:07 GMT+0545", dt(2017, 7, 4, 7, 3, 7)),
+        ("7/4/17", dt(2017, 7, 4)),
+        ("04-07-2017", dt(2017, 7, 4)),
+        ("oct 20 2020", dt(2020, 10, 20)),
+        ("2017-07-04T11:56.02", dt(2017, 7, 4, 11, 56, 2)),
+        ("2018-03-15 +10:00", dt(2018, 3, 14, 14)),
+    ]
+] + [
+    ({"s": "12:50:53"}, {"$toDate": "$s"}, None, "cannot convert string"),
+    ({"s": "7/4/17"}, {"$convert": {"input": "$s", "to": "date"}}, dt(2017, 7, 4)),
+]
+
+
+def test_to_date_reads_what_date_from_string_reads(spark):
+    run(spark, TO_DATE_FORMS)

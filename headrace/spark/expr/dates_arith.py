@@ -196,18 +196,25 @@ def _add(op: str, sign: int):
                                              v_date_ms(_unit_cases(unit_const, unit_col, add)))
 
         def error(xs, cs):
+            # MongoDB's extractDateArithmetics: startDate, unit and amount evaluated in turn, each
+            # null or missing making the result null before anything after it is looked at; then
+            # the timezone (null: null); only then the startDate's and the amount's types
             n = V.as_integral(xs[1])
             valid = _date_ms(xs[0], cs[0]).isNotNull() & n.isNotNull()
-            return F.coalesce(_date_error(op, xs[0], cs[0]),
-                              F.when(~nullish(cs[1]) & n.isNull(),
-                                     F.concat(F.lit(f"{op}: amount must be an integral number, found "),
-                                              found(xs[1], cs[1]))),
-                              F.when(valid & ~tz.is_null() & value(xs, cs).isNull(),
-                                     F.lit(f"{op}: the resulting date is out of range")))
+            checks = F.coalesce(_date_error(op, xs[0], cs[0]),
+                                F.when(n.isNull(), F.concat(F.lit(f"{op}: amount must be an integral number, found "),
+                                                            found(xs[1], cs[1]))),
+                                F.when(valid & value(xs, cs).isNull(),
+                                       F.lit(f"{op}: the resulting date is out of range")))
+            after_amount = first_error(tz.error(op), F.when(~tz.is_null(), checks))
+            after_unit = first_error(amount.error, F.when(~nullish(cs[1]), after_amount))
+            if unit_c:
+                after_unit = first_error(_unit_error(op, unit_c), F.when(~nullish(cs[2]), after_unit))
+            elif unit_const is None:
+                return F.lit(None).cast("string")      # a null unit: the result is null
+            return F.when(~nullish(cs[0]), after_unit)
 
-        return Compiled(with_codes(vals, value),
-                        first_error(d.error, amount.error, tz.error(op), _unit_error(op, unit_c),
-                                    with_codes(vals, error)))
+        return Compiled(with_codes(vals, value), first_error(d.error, with_codes(vals, error)))
     return impl
 
 

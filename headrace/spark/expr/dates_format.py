@@ -14,7 +14,7 @@ from ..registry import Compiled, Ctx, expression, first_error
 from ._common import CODE, compile_child, found, nullish, v_date_ms, v_string, with_codes
 from .dates_common import (_Tz, _const_str, _date_error, _date_ms, _local_ms, _parts, _utc_ms, days_from_civil,
                            days_in_month)
-from .types import parse_iso_date_ms
+from .dates_parse import default_date_ms
 
 
 # ------------------------------------------------------------------------ $dateToString
@@ -243,47 +243,6 @@ def _parse_with_format(s: Column, fmt: str) -> tuple[Column, bool]:
     return F.when(ok & off.isNotNull(), (local - off * 1000).cast("bigint")), zone is not None
 
 
-#: MongoDB's parser (timelib) also reads dates written out with a month name, as the manual's
-#: "oct 20 2020" and "WED jan 31 12:05:28 +03:30 1996": [weekday] month day [time] [offset] year [time]
-_TEXTUAL = (r"^(?i)(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-            r"[a-z]*\.?\s+([0-9]{1,2})(?:st|nd|rd|th)?,?\s+(?:([0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)\s+)?"
-            r"(?:([+-][0-9]{2}:?[0-9]{2}|z|utc|gmt)\s+)?([0-9]{4})(?:\s+([0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?))?$")
-
-
-def _textual_iso(t: Column) -> Column:
-    """The ISO 8601 text of a date written with a month name (:data:`_TEXTUAL`), else ``t``."""
-    def g(i: int) -> Column:
-        return F.regexp_extract(t, _TEXTUAL, i)
-    month = (F.instr(F.lit("janfebmaraprmayjunjulaugsepoctnovdec"), F.lower(g(1))) + 2) / 3
-    time = F.coalesce(F.nullif(g(3), F.lit("")), F.nullif(g(6), F.lit("")), F.lit("00:00"))
-    zone = F.lower(g(4))
-    offset = F.when(zone.isin("z", "utc", "gmt"), F.lit("Z")).otherwise(zone)
-    iso = F.concat(g(5), F.lit("-"), F.lpad(month.cast("int").cast("string"), 2, "0"), F.lit("-"),
-                   F.lpad(g(2), 2, "0"), F.lit("T"), F.when(F.length(time) < 5, F.concat(F.lit("0"), time))
-                   .otherwise(time), offset)
-    return F.when(t.rlike(_TEXTUAL), iso).otherwise(t)
-
-
-_AMERICAN = r"^([0-9]{1,2})/([0-9]{1,2})/([0-9]{1,4})(?=$|[T ])"
-_POINTED = r"^([0-9]{1,2})[.-]([0-9]{1,2})[.-]([0-9]{4})(?=$|[T ])"
-
-
-def _timelib_forms(t: Column) -> Column:
-    """A few more of timelib's forms as ISO 8601: m/d/y (american; a 1-2 digit year is 19xx
-    from 70, else 20xx, as TIMELIB_PROCESS_YEAR), d-m-yyyy and d.m.yyyy (pointeddate4),
-    hh:mm.ss (timelong24), and the zones GMT+-offset, GMT, UTC, Z after the time."""
-    def ymd(rx: str, mi: int, di: int) -> Column:
-        y = F.regexp_extract(t, rx, 3)
-        yi = y.cast("int")
-        year = F.when((F.length(y) < 3) & (yi < 70), yi + 2000).when(F.length(y) < 3, yi + 1900).otherwise(yi)
-        return F.concat(F.lpad(year.cast("string"), 4, "0"), F.lit("-"), F.lpad(F.regexp_extract(t, rx, mi), 2, "0"),
-                        F.lit("-"), F.lpad(F.regexp_extract(t, rx, di), 2, "0"), F.regexp_replace(t, rx, ""))
-    t2 = F.when(t.rlike(_AMERICAN), ymd(_AMERICAN, 1, 2)).when(t.rlike(_POINTED), ymd(_POINTED, 2, 1)).otherwise(t)
-    t2 = F.regexp_replace(t2, r"([T ][0-9]{2}:[0-9]{2})\.([0-9]{2})(?=[.\sZz+-]|$)", "$1:$2")
-    t2 = F.regexp_replace(t2, r"\s*(?i:GMT)(?=[+-])", "")
-    return F.regexp_replace(t2, r"\s*(?i:UTC|GMT|Z)$", "Z")
-
-
 @expression("$dateFromString")
 def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
     op = "$dateFromString"
@@ -299,9 +258,7 @@ def date_from_string(arg: dict, ctx: Ctx) -> Compiled:
     def parsed(s: Column) -> tuple[Column, Column]:
         """(local or absolute ms, whether the string carried its own offset)."""
         if fmt is None:
-            t = V.let(V.let(F.trim(s), _textual_iso), _timelib_forms)
-            own = t.rlike(r"(Z|[+-][0-9]{2}(:?[0-9]{2})?)$") & t.contains(":")
-            return parse_iso_date_ms(t), own
+            return default_date_ms(s)
         ms, has_zone = _parse_with_format(s, fmt)
         return ms, F.lit(has_zone)
 

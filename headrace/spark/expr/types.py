@@ -19,8 +19,8 @@ without it, an error naming the operator, the target and what was found (the row
 long, double and decimal.
 
 A double converts to a string as MongoDB's ``%g`` (:mod:`.double_text`: six significant digits,
-``1.23457e+17``). Deviations: string to date accepts ISO-8601 forms (``2018-03-20``, ``2018-03-20T11:00:06.123Z``, with ``+hh:mm``
-offsets or a space instead of ``T``), not every format MongoDB's parser knows. ``$toObject`` /
+``1.23457e+17``). A string converts to a date as ``$dateFromString`` without a format reads it
+(:mod:`.dates_parse`; MongoDB's ``TimeZoneDatabase::fromString``, in UTC). Deviations: ``$toObject`` /
 ``$toArray``: an object ``{"$oid": ..}`` in the text reads as an ObjectId, where
 MongoDB keeps a nested document; integers beyond 64 bits stay decimals; binData vectors (subtype
 9) are not converted to arrays.
@@ -50,6 +50,7 @@ from ._common import (
     CODE, INT_CODES, bytes_of, code, compile_args, compile_child, date_ms, dbl, dec, found, is_num, lng, nullish,
     operands, v_date_ms, v_double, v_long, v_string, with_codes,
 )
+from .dates_parse import default_date_ms
 from .strings import coerce_string
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -57,31 +58,8 @@ _FLOAT_RX = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 _SPECIAL_RX = r"^[+-]?(Infinity|inf|NaN)$"
 _INT_RX = r"^[+-]?[0-9]+$"
 _OID_RX = r"^[0-9a-fA-F]{24}$"
-# ISO-8601 dates MongoDB accepts: date, date-time with optional fraction and zone
-_DATE_RX = (r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?)?"
-            r"\s*(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$")
-
-
 def _s(x: Column) -> Column:
     return F.try_variant_get(x, "$", "string")
-
-
-def parse_iso_date_ms(s: Column) -> Column:
-    """Epoch milliseconds of an ISO-8601 date string (naive times are UTC), else NULL."""
-    t = F.trim(s)
-    ok = t.rlike(_DATE_RX)
-    # a date alone with a zone ("2018-03-15 +10:00") is midnight in that zone
-    t = F.regexp_replace(t, r"^([0-9]{4}-[0-9]{2}-[0-9]{2})\s*(Z|[+-][0-9]{2}(:?[0-9]{2})?)$", "$1T00:00:00$2")
-    norm = F.regexp_replace(t, r"^([0-9]{4}-[0-9]{2}-[0-9]{2}) ", "$1T")
-    norm = F.regexp_replace(norm, r"\s+(Z|[+-][0-9]{2}(:?[0-9]{2})?)$", "$1")
-    # +hh and +hhmm offsets as +hh:mm
-    norm = F.regexp_replace(norm, r"([+-][0-9]{2})([0-9]{2})$", "$1:$2")
-    norm = F.regexp_replace(norm, r"(T[0-9:.]+)([+-][0-9]{2})$", "$1$2:00")
-    has_zone = norm.rlike(r"(Z|[+-][0-9]{2}:[0-9]{2})$")
-    with_zone = F.when(has_zone, norm).when(norm.contains("T"), F.concat(norm, F.lit("Z"))) \
-        .otherwise(F.concat(norm, F.lit("T00:00:00Z")))
-    ts = F.try_to_timestamp(with_zone, F.lit("yyyy-MM-dd'T'HH:mm[:ss][.SSSSSSSSS][.SSSSSS][.SSS][.SS][.S]XXX"))
-    return F.when(ok, F.unix_millis(ts))
 
 
 def convert(x: Column, c: Column, to: str, op: str, fmt: str | None = None, order: str = "little",
@@ -176,7 +154,7 @@ def _convert_plain(x: Column, c: Column, to: str, op: str) -> tuple[Column, Colu
         raw = (F.when(c.isin(*INT_CODES), lng(x))
                .when(c == CODE["double"], F.when(finite, d.try_cast("bigint")))
                .when(c == CODE["decimal"], dec(x).try_cast("bigint"))
-               .when(c == CODE["string"], parse_iso_date_ms(s))
+               .when(c == CODE["string"], default_date_ms(s)[0])
                .when(c == CODE["objectId"], oid_secs * 1000)
                .when(c == CODE["timestamp"], V.ts_parts(x)[0] * 1000))
         keep = F.when(c == CODE["date"], x)

@@ -5,7 +5,7 @@ a field holding e.g. ``"2026-11-21T10:00:00.123+00:00"`` compile, through the ge
 dispatch, to about 35 µs per document; a typed parse of the string is ~3 µs. So when the
 field's value is a string in the strict form ``YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)``, it is
 parsed directly by Spark's string-to-timestamp cast (its own ISO-8601 parser, about twice as
-fast as the ``DateTimeFormatter`` pattern :func:`headrace.spark.expr.types.parse_iso_date_ms`
+fast as the ``DateTimeFormatter`` pattern :func:`headrace.spark.expr.dates_parse.parse_iso_date_ms`
 uses, which was 6-9% of a warm solar batch's executor time); on that form both give the same
 instant or both NULL (``tests/spark/runtime/test_timefield.py``: invalid dates, hour 24, leap
 seconds, offsets beyond ±18:00, nine fraction digits, year 0000). ``$toDate`` of a field holding
