@@ -230,15 +230,23 @@ def write_work(proc, work, jsonl_size: int | None) -> dict:
 
 
 def _rows(batches) -> Iterator[dict]:
-    """Record rows of Arrow batches as dicts (``doc`` as a VariantVal)."""
+    """Record rows of Arrow batches as dicts (``doc`` as a VariantVal), read column by column
+    (one Python list per column, not a dict per row and value)."""
     from pyspark.sql.types import VariantVal
 
     for b in batches:
-        for r in b.to_pylist():
-            d = r["doc"]
-            if d is not None:
-                r["doc"] = VariantVal(d["value"], d["metadata"])
-            yield r
+        names = b.schema.names
+        cols = []
+        for name, col in zip(names, b.columns):
+            if name == "doc":
+                values, metas = col.field("value").to_pylist(), col.field("metadata").to_pylist()
+                valid = col.is_valid().to_pylist() if col.null_count else None
+                cols.append([VariantVal(v, m) if valid is None or valid[i] else None
+                             for i, (v, m) in enumerate(zip(values, metas))])
+            else:
+                cols.append(col.to_pylist())
+        for vals in zip(*cols):
+            yield dict(zip(names, vals))
 
 
 def _summary_batch(summary: dict):
