@@ -130,3 +130,12 @@ def check_cases(spark, cases: list[tuple], meta: dict | None = None, chunk: int 
         elif err is not None or not same(val, expected):
             bad.append(f"{expr!r} on {doc!r}: expected {expected!r}, got {val!r} (error {err!r})")
     assert not bad, "\n".join(bad)
+
+
+def run_cases(spark, cases: list[tuple], meta: dict | None = None, hoist: bool = True) -> None:
+    """:func:`check_cases` after validating every case's expression (as a pipeline would be)."""
+    from headrace.mql.expressions import validate_expression
+
+    for c in cases:
+        validate_expression(c[1], "case")
+    check_cases(spark, cases, meta, hoist=hoist)

@@ -9,8 +9,7 @@ import math
 
 import pytest
 
-from headrace.mql.expressions import validate_expression
-from _expr_helpers import MISSING as M, check_cases
+from _expr_helpers import MISSING as M, run_cases
 
 pytestmark = pytest.mark.spark
 
@@ -18,10 +17,7 @@ D = decimal.Decimal
 U = _dt.timezone.utc
 
 
-def run(spark, cases):
-    for c in cases:
-        validate_expression(c[1], "case")
-    check_cases(spark, cases)
+run = run_cases
 
 
 FLOWERS = {"A": ["red", "blue"], "B": ["red", "blue", "green"], "C": ["blue", "red", "red"], "E": []}
