@@ -139,3 +139,8 @@ def run_cases(spark, cases: list[tuple], meta: dict | None = None, hoist: bool =
     for c in cases:
         validate_expression(c[1], "case")
     check_cases(spark, cases, meta, hoist=hoist)
+
+
+def utc_dt(*a: int) -> _dt.datetime:
+    """``datetime(*a)`` in UTC (how the tables write dates)."""
+    return _dt.datetime(*a, tzinfo=ejson.UTC)

@@ -13,17 +13,13 @@ import decimal
 import pytest
 
 from headrace import ejson
-from _expr_helpers import MISSING as M, run_cases
+from _expr_helpers import MISSING as M, run_cases, utc_dt as dt
 
 pytestmark = pytest.mark.spark
 
 D = decimal.Decimal
 U = ejson.UTC
-OID = ejson.ObjectId("5ab9cbe531c2ab715d42129e")
 
-
-def dt(*a):
-    return _dt.datetime(*a, tzinfo=U)
 
 
 run = run_cases

@@ -8,20 +8,15 @@ expression.cpp``).
 """
 from __future__ import annotations
 
-import datetime as _dt
 
 import pytest
 
 from headrace import ejson
-from _expr_helpers import run_cases
+from _expr_helpers import run_cases, utc_dt as dt
 
 pytestmark = pytest.mark.spark
 
-U = ejson.UTC
 
-
-def dt(*a):
-    return _dt.datetime(*a, tzinfo=U)
 
 
 run = run_cases

@@ -5,20 +5,14 @@ format (timelib's ``parse_from_format``), without one (``timelib_strtotime``'s f
 """
 from __future__ import annotations
 
-import datetime as _dt
 
 import pytest
 
-from headrace import ejson
-from _expr_helpers import run_cases as run
+from _expr_helpers import run_cases as run, utc_dt as dt
 
 pytestmark = pytest.mark.spark
 
-U = ejson.UTC
 
-
-def dt(*a):
-    return _dt.datetime(*a, tzinfo=U)
 
 
 def _dfs(text, fmt, **kw):

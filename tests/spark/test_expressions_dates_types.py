@@ -2,13 +2,12 @@
 tables (the form of :mod:`test_expressions`)."""
 from __future__ import annotations
 
-import datetime as _dt
 import decimal
 
 import pytest
 
 from headrace import ejson
-from _expr_helpers import MISSING as M, run_cases as run
+from _expr_helpers import MISSING as M, run_cases as run, utc_dt as dt
 
 pytestmark = pytest.mark.spark
 
@@ -16,9 +15,6 @@ D = decimal.Decimal
 U = ejson.UTC
 OID = ejson.ObjectId("5ab9cbe531c2ab715d42129e")
 
-
-def dt(*a):
-    return _dt.datetime(*a, tzinfo=U)
 
 
 DATES = [
