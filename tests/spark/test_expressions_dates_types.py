@@ -12,7 +12,6 @@ from _expr_helpers import MISSING as M, run_cases as run, utc_dt as dt
 pytestmark = pytest.mark.spark
 
 D = decimal.Decimal
-U = ejson.UTC
 OID = ejson.ObjectId("5ab9cbe531c2ab715d42129e")
 
 
