@@ -102,8 +102,11 @@ class Hoister:
             if V.is_known(value):
                 self._known[name] = V.known_type(value)
         if name in self._known:
-            code, col = self._known[name], F.col(name)
-            return V.known(col, code, lambda t: self._derive(name, f"read:{t}", lambda c: V.variant_reader(c, "$", code)(t)))
+            code = self._known[name]
+
+            def read(t: str) -> Column:
+                return self._derive(name, f"read:{t}", lambda c: V.variant_reader(c, "$", code)(t))
+            return V.known(F.col(name), code, read)
         return self._ref(name)
 
     def share(self, value: Column) -> Column:

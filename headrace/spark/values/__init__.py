@@ -95,7 +95,8 @@ from . import base as _base
 from .base import (CODE, NUMBER_CODES, RANKS, TYPE_NAMES, const_of, from_double, from_long, is_simple, let,
                    let_many, variant_path)
 # for the hoister and the typed-value helpers of the expression compiler
-from .base import _tvg, derived, hoisted_ref, is_known, known, known_type, same_type, typed_read, variant_reader  # noqa: F401
+from .base import (_tvg, derived, hoisted_ref, is_known, known, known_type, same_type, typed_read,  # noqa: F401
+                   variant_reader)
 from .build import array_elems, lit_value, make_array, make_object, object_entries, to_variant
 from .order import (compare, compare_coded, equal, group_key_coded, id_of_group_key, sort_key, sort_key_coded,
                     sort_key_scalar)

@@ -144,7 +144,7 @@ def variant_reader(v: Column, path: str, code: int) -> Callable[[str], Column]:
 
 def known_at(v: Column, path: str, code: int) -> Column:
     """The value at dotted ``path`` of document ``v`` (no array on the way), :func:`known` to be
-    missing, null or of MQL type ``code``, its typed reads straight from ``v``."""
+    missing, null or of MQL type ``code``, its typed reads from that value."""
     value = F.variant_get(v, variant_path(*path.split(".")), "variant")
     # typed reads from the value, not the document: one field look-up per row however many
     # reads there are (code generation computes the common ``variant_get`` once)
