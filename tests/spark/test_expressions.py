@@ -13,16 +13,12 @@ import decimal
 import pytest
 
 from headrace import ejson
-from _expr_helpers import MISSING as M, run_cases, utc_dt as dt
+from _expr_helpers import MISSING as M, run_cases as run, utc_dt as dt
 
 pytestmark = pytest.mark.spark
 
 D = decimal.Decimal
 U = ejson.UTC
-
-
-
-run = run_cases
 
 
 ARITHMETIC = [

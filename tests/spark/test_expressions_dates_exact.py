@@ -12,14 +12,9 @@ from __future__ import annotations
 import pytest
 
 from headrace import ejson
-from _expr_helpers import run_cases, utc_dt as dt
+from _expr_helpers import run_cases as run, utc_dt as dt
 
 pytestmark = pytest.mark.spark
-
-
-
-
-run = run_cases
 
 
 D = {"d": dt(2020, 1, 5, 3, 4, 5, 6000)}
@@ -96,7 +91,6 @@ PART_BOUNDS = [
 ]
 
 
-
 def _diff(a, b, unit, tz):
     return ({"a": a, "b": b}, {"$dateDiff": {"startDate": "$a", "endDate": "$b", "unit": unit, "timezone": tz}})
 
@@ -120,7 +114,6 @@ DIFF_OFFSET_CHANGE = [
 ]
 
 
-
 def _trunc(d, unit, tz, bin_size=1):
     return ({"d": d}, {"$dateTrunc": {"date": "$d", "unit": unit, "binSize": bin_size, "timezone": tz}})
 
@@ -136,7 +129,6 @@ TRUNC_SUBDAY = [
     (*_trunc(dt(2021, 7, 1, 12, 30, 10, 123000), "second", NY, 7), dt(2021, 7, 1, 12, 30, 4)),
     (*_trunc(dt(2021, 7, 1, 12, 30), "day", NY), dt(2021, 7, 1, 4)),            # local midnight, EDT
 ]
-
 
 
 # $dateToString's default format (exec evaluate(ExpressionDateToString), manual since 7.1):
@@ -200,7 +192,6 @@ START_OF_WEEK = [
     ({**D, "w": "someday"}, {"$dateDiff": {"startDate": "$d", "endDate": "$d", "unit": "week", "startOfWeek": "$w"}},
      None, "cannot be recognized as a day of a week"),
 ]
-
 
 
 # evaluate(ExpressionDateToParts): iso8601 is evaluated per document (evaluateIso8601Flag):

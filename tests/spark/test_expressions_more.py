@@ -9,15 +9,12 @@ import math
 
 import pytest
 
-from _expr_helpers import MISSING as M, run_cases
+from _expr_helpers import MISSING as M, run_cases as run
 
 pytestmark = pytest.mark.spark
 
 D = decimal.Decimal
 U = _dt.timezone.utc
-
-
-run = run_cases
 
 
 FLOWERS = {"A": ["red", "blue"], "B": ["red", "blue", "green"], "C": ["blue", "red", "red"], "E": []}

@@ -199,6 +199,8 @@ def _add(op: str, sign: int):
             # MongoDB's extractDateArithmetics: startDate, unit and amount evaluated in turn, each
             # null or missing making the result null before anything after it is looked at; then
             # the timezone (null: null); only then the startDate's and the amount's types
+            if unit_c is None and unit_const is None:
+                return F.lit(None).cast("string")      # a null unit: the result is null
             n = V.as_integral(xs[1])
             valid = _date_ms(xs[0], cs[0]).isNotNull() & n.isNotNull()
             checks = F.coalesce(_date_error(op, xs[0], cs[0]),
@@ -210,8 +212,6 @@ def _add(op: str, sign: int):
             after_unit = first_error(amount.error, F.when(~nullish(cs[1]), after_amount))
             if unit_c:
                 after_unit = first_error(_unit_error(op, unit_c), F.when(~nullish(cs[2]), after_unit))
-            elif unit_const is None:
-                return F.lit(None).cast("string")      # a null unit: the result is null
             return F.when(~nullish(cs[0]), after_unit)
 
         return Compiled(with_codes(vals, value), first_error(d.error, with_codes(vals, error)))

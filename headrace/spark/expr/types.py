@@ -58,6 +58,8 @@ _FLOAT_RX = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 _SPECIAL_RX = r"^[+-]?(Infinity|inf|NaN)$"
 _INT_RX = r"^[+-]?[0-9]+$"
 _OID_RX = r"^[0-9a-fA-F]{24}$"
+
+
 def _s(x: Column) -> Column:
     return F.try_variant_get(x, "$", "string")
 
