@@ -98,6 +98,7 @@ class Processor:
         self.ckpt = Path(opts.checkpoint)
         self.checkpoints = Checkpoint(self.ckpt)
         self.hdir = self.checkpoints.dir
+        self._hold = self.hdir / "hold"     # while it exists the source plans no new batch (stop())
         self.w: WindowSpec | None = pipeline.window
         self.query = None
         self.error: BaseException | None = None
@@ -168,7 +169,9 @@ class Processor:
             self.counters.update(last.counters)
             self.time = last.time
         once = self.o.once and last is None and not self._needs_ticks()
-        src = open_source(spark, SourceContext(self.p.source, self.o.registry, self.hdir, self._needs_ticks(), once))
+        self._hold.unlink(missing_ok=True)      # a stop of an earlier run held the source still
+        src = open_source(spark, SourceContext(self.p.source, self.o.registry, self.hdir, self._needs_ticks(),
+                                               once, hold=self._hold))
         self.source_type, self.partitions, self.partitions_fn = src.source_type, src.partitions, src.partitions_fn
         if src.once is not None:
             self._once = self._prepared(src.once)
@@ -229,14 +232,25 @@ class Processor:
             planners.started()
 
     def stop(self) -> None:
-        """Stop the query; a micro-batch it interrupts is re-run from the checkpoint next time."""
+        """Stop the query. Its source holds still first (:mod:`.sources.hold`), so Spark plans no
+        further micro-batch and the running one finishes and commits; one still running after
+        ``defaults.STOP_WAIT_S`` is interrupted, and re-run from the checkpoint next time."""
         self._stopping = True
         self._planned()
-        if self.query is not None and self.query.isActive:
-            try:
-                self.query.stop()
-            except Exception:  # noqa: BLE001 - stopping a failed query
-                pass
+        q = self.query
+        if q is None or not q.isActive:
+            return
+        try:
+            self._hold.touch()
+            deadline = time.monotonic() + defaults.STOP_WAIT_S
+            while q.isActive and q.status["isTriggerActive"] and time.monotonic() < deadline:
+                time.sleep(0.05)
+        except Exception:  # noqa: BLE001 - a failed query is stopped below all the same
+            pass
+        try:
+            q.stop()
+        except Exception:  # noqa: BLE001 - stopping a failed query
+            pass
 
     # ------------------------------------------------------------------ the micro-batch
     def _on_batch(self, bdf: DataFrame, batch_id: int) -> None:

@@ -55,6 +55,7 @@ SEQ_FROM_OFFSETS = True               # ... unless each partition's rows arrived
 #: saves little by it, and a batch whose facts change pays a second pass
 ONE_PASS_MIN_ROWS = 10_000
 TRIGGER_INTERVAL_MS = 0               # micro-batch trigger (0 = as fast as possible)
+STOP_WAIT_S = 60.0                    # Processor.stop(): how long the running micro-batch may take to finish
 LATE_REASON = "Input document arrived late."
 DEDUP_MIN_HORIZON_MS = 1_000          # $source.dedup.horizon: at least 1 second
 DEDUP_MAX_HORIZON_MS = 30 * 86_400_000  # ... and at most 30 days

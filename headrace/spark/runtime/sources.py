@@ -33,11 +33,13 @@ class SourceContext:
     ticks: bool            # idle timeouts or processing-time windows: the clock must move without data
     once: bool = False     # an ephemeral run (RunOptions.once): a one-batch source gives that batch only
     tag: str = field(default_factory=lambda: uuid.uuid4().hex[:12])    # this processor's data sources
+    hold: Path | None = None   # the processor's hold file (sources/hold.py): no new batches while it exists
 
 
-def read_stream(spark, cls, tag: str):
+def read_stream(spark, cls, tag: str, hold: Path | None = None):
     """``spark.readStream`` of the Python data source ``cls`` registered under a name of its own
-    (``<name>_<tag>``), so no two streaming queries of one JVM share its registration.
+    (``<name>_<tag>``), so no two streaming queries of one JVM share its registration; with
+    ``hold``, its reader plans nothing new while that file exists (:mod:`..sources.hold`).
 
     Why: Spark builds every Python function of a data source (planning, reading) with the
     registration's environment map, and the driver-side runner of a Python streaming source adds
@@ -45,9 +47,17 @@ def read_stream(spark, cls, tag: str):
     registration (two processors in one worker) could have one query's start mutate the map while
     the scheduler serialized the other's read tasks: the task then failed to deserialize
     (``java.io.OptionalDataException``; seen in the kill -9 trials, which run two processors)."""
+    from ..sources.hold import OPTION, holding
+
     name = f"{cls.name()}_{tag}"
-    spark.dataSource.register(type(f"{cls.__name__}_{tag}", (cls,), {"name": classmethod(lambda c: name)}))
-    return spark.readStream.format(name)
+
+    def stream_reader(self, schema):
+        return holding(cls.streamReader(self, schema), self.options.get(OPTION))
+
+    spark.dataSource.register(type(f"{cls.__name__}_{tag}", (cls,), {"name": classmethod(lambda c: name),
+                                                                    "streamReader": stream_reader}))
+    r = spark.readStream.format(name)
+    return r if hold is None else r.option(OPTION, str(hold))
 
 
 @dataclass
@@ -111,7 +121,7 @@ def _documents(spark, ctx: SourceContext, _conn) -> OpenedSource:
         # as a local relation (no Python process to plan or read a source, no stream to open)
         once = spark.createDataFrame(list(source_rows(str(path))), SOURCE_SCHEMA).coalesce(1)
         return OpenedSource(None, kind, parts, once=once)
-    df = read_stream(spark, DocumentsDataSource, ctx.tag).option("path", str(path)).load()
+    df = read_stream(spark, DocumentsDataSource, ctx.tag, ctx.hold).option("path", str(path)).load()
     return OpenedSource(df, kind, parts)
 
 
@@ -128,7 +138,7 @@ def one_batch(batches: list[dict]) -> list[dict]:
 def _sample(spark, ctx: SourceContext, conn) -> OpenedSource:
     from ..sources.sample import SampleDataSource
 
-    r = _options(read_stream(spark, SampleDataSource, ctx.tag), {**conn.options, **ctx.spec.config})
+    r = _options(read_stream(spark, SampleDataSource, ctx.tag, ctx.hold), {**conn.options, **ctx.spec.config})
     return OpenedSource(r.load(), "generated", ["0"])
 
 
@@ -136,7 +146,7 @@ def _sample(spark, ctx: SourceContext, conn) -> OpenedSource:
 def _file(spark, ctx: SourceContext, conn) -> OpenedSource:
     from ..sources.file import FileDataSource
 
-    r = read_stream(spark, FileDataSource, ctx.tag).option("path", str(conn.options["path"]))
+    r = read_stream(spark, FileDataSource, ctx.tag, ctx.hold).option("path", str(conn.options["path"]))
     if ctx.ticks:
         r = r.option("tickMs", TICK_MS)
     return OpenedSource(_options(r, ctx.spec.config).load(), "file", ["0"])
@@ -153,7 +163,7 @@ def _stream(spark, ctx: SourceContext, conn) -> OpenedSource:
     home = conn.options.get("home") or str(ctx.registry.home)
     from ..sources.stream import StreamDataSource
 
-    r = read_stream(spark, StreamDataSource, ctx.tag).option("home", home).option("stream", s.stream)
+    r = read_stream(spark, StreamDataSource, ctx.tag, ctx.hold).option("home", home).option("stream", s.stream)
     if ctx.ticks:
         r = r.option("tickMs", TICK_MS)
     fn = lambda positions: watermark_partitions(home, s.stream, positions)  # noqa: E731
@@ -174,7 +184,7 @@ def _kafka(spark, ctx: SourceContext, conn) -> OpenedSource:
     if not s.topics:
         raise HeadraceError(f"$source on kafka connection {conn.name!r} needs 'topic'", code="SOURCE_TOPIC_REQUIRED")
     cfg = s.config
-    r = (read_stream(spark, KafkaDataSource, ctx.tag).option("connection", conn.name)
+    r = (read_stream(spark, KafkaDataSource, ctx.tag, ctx.hold).option("connection", conn.name)
          .option("connectionSecret", _secret_options(conn)).option("topics", json.dumps(list(s.topics)))
          .option("startingPosition", cfg.get("auto_offset_reset", "earliest")))
     if "maxRecordsPerBatch" in cfg:
@@ -212,7 +222,7 @@ def _redis(spark, ctx: SourceContext, conn) -> OpenedSource:
     finally:
         client.close()
     cfg = s.config
-    r = (read_stream(spark, RedisDataSource, ctx.tag).option("connection", conn.name)
+    r = (read_stream(spark, RedisDataSource, ctx.tag, ctx.hold).option("connection", conn.name)
          .option("connectionSecret", _secret_options(conn)).option("streams", json.dumps(list(s.streams)))
          .option("startAt", cfg.get("startAt", "earliest")).option("field", cfg.get("field", "doc")))
     if "maxRecordsPerBatch" in cfg:
@@ -235,7 +245,7 @@ def _mongodb(spark, ctx: SourceContext, conn) -> OpenedSource:
     finally:
         probe.close()
     cfg = s.config
-    r = (read_stream(spark, MongoDataSource, ctx.tag).option("connection", conn.name)
+    r = (read_stream(spark, MongoDataSource, ctx.tag, ctx.hold).option("connection", conn.name)
          .option("connectionSecret", _secret_options(conn)).option("db", s.db or "").option("coll", s.coll or "")
          .option("pipeline", json.dumps(cfg.get("pipeline", []))))
     if cfg.get("fullDocument"):

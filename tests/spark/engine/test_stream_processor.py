@@ -80,3 +80,47 @@ def test_idle_timeout_closes_a_window_on_a_quiet_stream(spark, tmp_path):
     stats = proc.run(limit=1, duration_s=120)
     assert [d["n"] for d in outputs] == [4], stats
     assert stats["inputMessageCount"] == 4 and stats["batches"] >= 2
+
+
+def test_stop_lets_the_running_batch_finish_and_plans_no_other(spark, tmp_path):
+    """``stop()`` during a micro-batch: that batch finishes and commits (Spark's commit log, the
+    engine state), no further batch starts though input is waiting, nothing fails, and a restart
+    reads on from there: every record once."""
+    import threading
+    import time
+
+    home = tmp_path / "home"
+    create_stream(home, "events", 1)
+    Stream(home, "events").put_many([("k", {"i": i}) for i in range(30)])
+
+    from headrace.spark.engine import Processor, RunOptions
+    from headrace.spec import parse_pipeline
+
+    pipe = parse_pipeline([{"$source": {"connectionName": "stream", "stream": "events",
+                                        "config": {"maxRecordsPerBatch": 12}}}, {"$match": {"i": {"$gte": 0}}}])
+    outputs: list = []
+    batches: list = []
+    stopper: list = []
+
+    def fault(batch_id, _phase):       # after batch 1's sink write, before its state and commit
+        if batch_id == 1 and not stopper:
+            stopper.append(threading.Thread(target=proc.stop))
+            stopper[0].start()
+            deadline = time.monotonic() + 20      # stop() holds the source before it waits
+            while not (proc.hdir / "hold").exists() and time.monotonic() < deadline:
+                stopper[0].join(0.01)
+
+    def opts(**kw):
+        return RunOptions(name="s", checkpoint=tmp_path / "ck", registry=load_registry(None, home),
+                          on_output=outputs.extend, on_batch=lambda b, *_: batches.append(b), **kw)
+
+    proc = Processor(pipe, opts(fault=fault))
+    stats = proc.run(duration_s=600)
+    stopper[0].join()
+    assert proc.query.exception() is None
+    assert batches == [0, 1] and stats["inputMessageCount"] == 24
+    assert sorted(p.name for p in (tmp_path / "ck" / "spark" / "commits").iterdir()
+                  if not p.name.startswith(".")) == ["0", "1"]
+    Processor(pipe, opts()).run(max_input=30, duration_s=600)
+    assert sorted(d["i"] for d in outputs) == list(range(30))
+    assert batches[:3] == [0, 1, 2]

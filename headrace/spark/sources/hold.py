@@ -1,0 +1,32 @@
+"""A stop that lets the running micro-batch finish: the source holds still first.
+
+:meth:`headrace.spark.engine.Processor.stop` writes the processor's hold file before it stops the
+streaming query. A reader opened with the hold file's path (:func:`holding`) answers
+``latestOffset`` with the batch's own start while the file exists, so Spark plans no further
+micro-batch (no new data; our queries have no no-data batches); the batch already running
+finishes and commits, and the query is stopped idle instead of having a write job cancelled
+under it. The processor removes the file when it starts again.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+#: the reader option naming the hold file
+OPTION = "holdFile"
+
+
+def holding(reader: Any, path: str | None) -> Any:
+    """``reader`` (an admission-controlled ``DataSourceStreamReader``), answering no new data while
+    ``path`` exists; unchanged without a path."""
+    if not path:
+        return reader
+    base = type(reader)
+
+    def latestOffset(self, start: dict, limit: Any) -> dict:  # noqa: N802 - Spark's name
+        if start is not None and os.path.exists(path):
+            return start
+        return base.latestOffset(self, start, limit)
+
+    reader.__class__ = type(f"Holding{base.__name__}", (base,), {"latestOffset": latestOffset})
+    return reader
