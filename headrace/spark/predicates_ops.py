@@ -43,9 +43,10 @@ def in_pred(items: list) -> Pred:
     return Pred(test, any(p.missing for p in others))
 
 
-def type_test(x: Column, spec: Any, code: Column | None = None) -> Column:
+def type_test(x: Column, spec: Any, code: Column | None = None, long_text: Column | None = None) -> Column:
     """Whether ``x`` has one of the types named by a ``$type`` / ``bsonType`` value (``code``:
-    ``values.type_code(x)`` when already at hand)."""
+    ``values.type_code(x)`` when already at hand; ``long_text``: whether the source record's text
+    wrote ``x`` as a ``$numberLong``, :mod:`.source_text`)."""
     names = set(type_set(spec))
     if "number" in names:
         names |= NUMBER_TYPES
@@ -57,6 +58,8 @@ def type_test(x: Column, spec: Any, code: Column | None = None) -> Column:
         is_int = (_code(x) if code is None else code).isin(_C["int"], _C["long"])
         if not ("int" in names and "long" in names):
             small = F.try_variant_get(x, "$", "bigint").between(ejson.INT32_MIN, ejson.INT32_MAX)
+            if long_text is not None:
+                small = small & ~long_text
             is_int = is_int & (small if "int" in names else ~small)
         tests.append(is_int)
     return nn(any_of(tests))

@@ -60,6 +60,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from ..mql.bson import true_value
+from ..mql.bson_types import type_set
 from ..mql.catalogue import BIT_OPERATORS, is_all_elem_match, is_elem_match_value, is_operator_doc, operator_error, regex_of
 from ..mql.regex import regex_literal
 from . import values as V
@@ -67,9 +68,10 @@ from .expr import compile_expression
 from .jsonschema import compile_schema
 from .predicates import (
     Pred, all_of, any_of, bits_pred, cmp_pred, eq_or_regex, false, in_pred, mod_pred, nn, path_test, regex_pred,
-    size_pred, true, type_pred,
+    size_pred, true, type_pred, type_test,
 )
 from .predicates_order import eq_in_order, order_matters, ordered_path_test
+from .source_text import is_long_text
 from .registry import QUERY_OPERATORS, Compiled, Ctx, first_error, query_operator
 
 __all__ = ["compile_query", "value_predicate", "elem_match_pred"]
@@ -184,8 +186,21 @@ def _positive(op: str):
     return fn
 
 
-for _op in ("$gt", "$gte", "$lt", "$lte", "$type", "$regex", "$size", "$mod", "$elemMatch", *sorted(BIT_OPERATORS)):
+for _op in ("$gt", "$gte", "$lt", "$lte", "$regex", "$size", "$mod", "$elemMatch", *sorted(BIT_OPERATORS)):
     query_operator(_op)(_positive(_op))
+
+
+@query_operator("$type")
+def q_type(path: str, arg: Any, ctx: Ctx) -> Compiled:
+    """Some value at the path has one of the types ``arg`` names; where ``int`` and ``long`` are
+    told apart and the path's value is still the source record's, a small NumberLong is a long
+    (read from the record's text, :mod:`.source_text`)."""
+    text = ctx.text(path) if ctx.text is not None else None
+    names = set(type_set(arg))
+    if text is None or "number" in names or ("int" in names) == ("long" in names):
+        return _positive("$type")(path, arg, ctx)
+    return Compiled(ordered_path_test(ctx.root, text, path,
+                                      lambda v, t: type_test(v, arg, long_text=is_long_text(t))))
 
 
 def _equal_to_any(path: str, items: list, ctx: Ctx) -> Column:

@@ -42,6 +42,7 @@ from pyspark.sql import functions as F
 
 from ...mql.expressions import CONVERT_TYPES
 from ...ejson import Int64
+from ..source_text import source_long
 from .. import values as V
 from . import bindata as B
 from . import decimal128 as D
@@ -312,11 +313,16 @@ def to_uuid(arg: Any, ctx: Ctx) -> Compiled:
 
 @expression("$type")
 def type_(arg: Any, ctx: Ctx) -> Compiled:
-    a = compile_args(operands(arg), ctx, "$type")[0]
+    ops = operands(arg)
+    a = compile_args(ops, ctx, "$type")[0]
     is_const, value = V.const_of(a.value)
     if is_const and isinstance(value, Int64):     # a constant NumberLong keeps its type (VARIANT does not)
         return Compiled(V.lit_value("long"), a.error)
-    return Compiled(V.type_name(a.value).cast("variant"), a.error)
+    name = V.type_name(a.value)
+    long_text = source_long(ops[0], ctx) if len(ops) == 1 else None
+    if long_text is not None:      # a small NumberLong the source record wrote (..source_text)
+        name = F.when((name == "int") & long_text, F.lit("long")).otherwise(name)
+    return Compiled(name.cast("variant"), a.error)
 
 
 @expression("$isNumber")

@@ -1,0 +1,40 @@
+"""What a source record's raw text says that its VARIANT document forgot: a small NumberLong.
+
+VARIANT keeps an integer in its smallest width, so ``{"$numberLong": "71"}`` in the input reads
+back as an int. Where the value at a path is still the source record's
+(:mod:`headrace.mql.source_fields`, ``Ctx.text``), the record's JSON text still has the wrapper:
+``$type`` (the expression and the query operator) reads it there, so a NumberLong is ``"long"``
+whatever its size, as in MongoDB (golden case ``project_type``). Elsewhere (a value a stage
+computed, a window's documents) a NumberLong within 32 bits is an int.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from .predicates_order import text_key
+from .registry import Ctx
+
+_LONG = '{"$numberLong"'     # how get_json_object writes the wrapper (compact)
+
+
+def is_long_text(t: Column) -> Column:
+    """Whether JSON text ``t`` (as Spark's JSON functions write a value) is a ``$numberLong``."""
+    return F.coalesce(F.startswith(t, F.lit(_LONG)), F.lit(False))
+
+
+def source_long(expr: Any, ctx: Ctx) -> Column | None:
+    """For a field path expression (``"$a.b"``) whose value is still the source record's: whether
+    the record's text holds a ``$numberLong`` there; None when that cannot be read."""
+    if not (isinstance(expr, str) and expr.startswith("$") and not expr.startswith("$$")):
+        return None
+    if ctx.text is None or "CURRENT" in ctx.variables:
+        return None
+    path = expr[1:]
+    text = ctx.text(path)
+    keys = [text_key(k) for k in path.split(".")]
+    if text is None or not path or None in keys:
+        return None
+    return is_long_text(F.get_json_object(text, "$" + "".join(k[1:] for k in keys)))
