@@ -146,6 +146,8 @@ def elements(t: Any) -> Any:
         return union_all(t)
     if type(t) is Each:
         return t.t
+    if type(t) is KeyOrder:     # a {k, v} document, its v as any of the values'
+        return {"k": None, "v": union_all(v for _, v in t.values)}
     return None
 
 

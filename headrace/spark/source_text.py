@@ -1,11 +1,15 @@
-"""What a source record's raw text says that its VARIANT document forgot: a small NumberLong.
+"""What a source record's raw text says that its VARIANT document forgot: a small NumberLong,
+the order of a document's fields.
 
 VARIANT keeps an integer in its smallest width, so ``{"$numberLong": "71"}`` in the input reads
 back as an int. Where the value at a path is still the source record's
 (:mod:`headrace.mql.source_fields`, ``Ctx.text``), the record's JSON text still has the wrapper:
 ``$type`` (the expression and the query operator) reads it there, so a NumberLong is ``"long"``
 whatever its size, as in MongoDB (golden case ``project_type``). Elsewhere (a value a stage
-computed, a window's documents) a NumberLong within 32 bits is an int.
+computed, a window's documents) a NumberLong within 32 bits is an int. ``$objectToArray`` of
+such a path lists the fields in the record's order (VARIANT sorts them by name), so what an
+expression or a later stage does with the array (``$arrayElemAt``, ``$map``, ``$unwind``...)
+sees MongoDB's order.
 """
 from __future__ import annotations
 
@@ -25,9 +29,10 @@ def is_long_text(t: Column) -> Column:
     return F.coalesce(F.startswith(t, F.lit(_LONG)), F.lit(False))
 
 
-def source_long(expr: Any, ctx: Ctx) -> Column | None:
-    """For a field path expression (``"$a.b"``) whose value is still the source record's: whether
-    the record's text holds a ``$numberLong`` there; None when that cannot be read."""
+def source_value_text(expr: Any, ctx: Ctx) -> Column | None:
+    """For a field path expression (``"$a.b"``) whose value is still the source record's: the
+    value's JSON text in the record (NULL where the path offers no single value); None when the
+    record's text is not at hand for it."""
     if not (isinstance(expr, str) and expr.startswith("$") and not expr.startswith("$$")):
         return None
     if ctx.text is None or "CURRENT" in ctx.variables:
@@ -37,4 +42,11 @@ def source_long(expr: Any, ctx: Ctx) -> Column | None:
     keys = [text_key(k) for k in path.split(".")]
     if text is None or not path or None in keys:
         return None
-    return is_long_text(F.get_json_object(text, "$" + "".join(k[1:] for k in keys)))
+    return F.get_json_object(text, "$" + "".join(k[1:] for k in keys))
+
+
+def source_long(expr: Any, ctx: Ctx) -> Column | None:
+    """Whether the source record's text holds a ``$numberLong`` at field path ``expr``
+    (:func:`source_value_text`); None when that cannot be read."""
+    t = source_value_text(expr, ctx)
+    return None if t is None else is_long_text(t)

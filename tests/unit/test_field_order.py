@@ -120,3 +120,12 @@ def test_the_source_time_field_comes_after_the_documents_fields():
                                         {"$addFields": {"m": 1}}]))
     assert list(plan.source('{"b": 1, "a": 2}')) == ["b", "a", "when"]
     assert list(plan.output('{"b": 1, "when": 0, "a": 2}')) == ["b", "when", "a", "m"]
+
+
+def test_an_element_of_object_to_array_results_is_k_then_v_in_the_values_order():
+    from headrace.mql.order_templates import elements
+
+    t = KeyOrder(("l", "w"), (("w", {"b": None, "a": None}),))
+    assert elements(t) == {"k": None, "v": {"b": None, "a": None}}
+    assert list(reorder({"v": {"a": 1, "b": 2}, "k": "w"}, elements(t))) == ["k", "v"]
+    assert list(reorder({"v": {"a": 1, "b": 2}, "k": "w"}, elements(t))["v"]) == ["b", "a"]

@@ -1,10 +1,12 @@
 """Arrays to documents and back: ``$arrayToObject $objectToArray``. ``$arrayToObject`` takes
 ``[k, v]`` pairs or ``{k, v}`` documents (a repeated name keeps the last value); a null or
-missing input gives null, another type an error. Deviation: ``$objectToArray`` lists fields in
-name order (documents store fields sorted).
+missing input gives null, another type an error. ``$objectToArray`` of a field still the source
+record's lists its fields in the record's order (:mod:`..source_text`); of another document, in
+name order (VARIANT stores fields sorted), which the sink puts back in order where the result
+reaches it as it is (:mod:`headrace.mql.field_order`).
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$arrayToObject`` project_arraytoobject;
-``$objectToArray`` project_objecttoarray (a known difference: field order).
+``$objectToArray`` project_objecttoarray.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from .. import values as V
+from ..source_text import source_value_text
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import CODE, compile_args, nullish, operands, with_codes
 from .arrays import ARRAY, _elems, _not_array
@@ -61,11 +64,20 @@ def array_to_object(arg: Any, ctx: Ctx) -> Compiled:
 
 @expression("$objectToArray")
 def object_to_array(arg: Any, ctx: Ctx) -> Compiled:
-    a = compile_args(operands(arg), ctx, "$objectToArray")[0]
+    ops = operands(arg)
+    a = compile_args(ops, ctx, "$objectToArray")[0]
+    text = source_value_text(ops[0], ctx) if len(ops) == 1 else None
+
+    def pair(k: Column, v: Column) -> Column:
+        return V.make_object([("k", k.cast("variant")), ("v", v)])
 
     def value(xs, cs):
-        entries = F.map_entries(V.object_entries(xs[0]))
-        arr = F.transform(entries, lambda e: V.make_object([("k", e["key"].cast("variant")), ("v", e["value"])]))
+        fields = V.object_entries(xs[0])
+        arr = F.transform(F.map_entries(fields), lambda e: pair(e["key"], e["value"]))
+        if text is not None:    # the source record's order of the fields (..source_text)
+            arr = V.let(F.json_object_keys(text), lambda keys: F.when(
+                F.size(F.array_distinct(keys)) == F.size(fields),
+                F.transform(keys, lambda k: pair(k, F.element_at(fields, k)))).otherwise(arr))
         return F.when(nullish(cs[0]), V.NULL).when(cs[0] == CODE["object"], V.make_array(arr))
 
     def error(xs, cs):

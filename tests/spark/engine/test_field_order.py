@@ -76,3 +76,20 @@ def test_window_that_emits_its_documents_keeps_their_order(spark):
     for d in res.outputs:
         assert [k for k in d if k != "_id"] == ["zeta", "b", "alpha", "m"]
         assert list(d["b"]) == ["y", "x", "a"]
+
+
+def test_object_to_array_of_a_source_field_lists_its_fields_in_order(spark):
+    """``$objectToArray`` of a field still the source record's lists the record's order inside
+    the expressions and stages that use it (``$arrayElemAt``, ``$map``, ``$unwind``), as
+    MongoDB; of a computed document, name order (the README's known difference)."""
+    docs = [{"_id": 1, "inv": {"w2": 5, "w1": 10, "a": {"z": 1, "y": 2}}}]
+    res = run_pipeline([{"$addFields": {"arr": {"$objectToArray": "$inv"}}}, {"$unwind": "$arr"},
+                        {"$project": {"k": "$arr.k", "v": "$arr.v"}}], docs, strip_meta=True)
+    assert [(d["k"], d["v"]) for d in res.outputs] == [("w2", 5), ("w1", 10), ("a", {"z": 1, "y": 2})]
+    assert list(res.outputs[2]["v"]) == ["z", "y"]
+    res = run_pipeline([{"$project": {
+        "first": {"$arrayElemAt": [{"$objectToArray": "$inv"}, 0]},
+        "ks": {"$map": {"input": {"$objectToArray": "$inv.a"}, "in": "$$this.k"}},
+        "computed": {"$map": {"input": {"$objectToArray": {"$mergeObjects": ["$inv.a", {}]}}, "in": "$$this.k"}},
+    }}], docs, strip_meta=True)
+    assert res.outputs == [{"_id": 1, "first": {"k": "w2", "v": 5}, "ks": ["z", "y"], "computed": ["y", "z"]}]
