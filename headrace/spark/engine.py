@@ -63,6 +63,7 @@ from .runtime.prepare import has_slow_rows, prepare, prepare_steps, slow_steps
 from .runtime.state import Checkpoint, EngineState, new_counters
 from .session import CodegenSwitch
 from .sources import END
+from .sources.hold import hold_still
 from .stages import Env, apply_stages, source_fields_after
 
 Callback = Callable[[list[dict]], None]
@@ -240,13 +241,7 @@ class Processor:
         q = self.query
         if q is None or not q.isActive:
             return
-        try:
-            self._hold.touch()
-            deadline = time.monotonic() + defaults.STOP_WAIT_S
-            while q.isActive and q.status["isTriggerActive"] and time.monotonic() < deadline:
-                time.sleep(0.05)
-        except Exception:  # noqa: BLE001 - a failed query is stopped below all the same
-            pass
+        hold_still(self._hold, q, defaults.STOP_WAIT_S)
         try:
             q.stop()
         except Exception:  # noqa: BLE001 - stopping a failed query

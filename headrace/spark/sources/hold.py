@@ -10,6 +10,8 @@ under it. The processor removes the file when it starts again.
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 from typing import Any
 
 #: the reader option naming the hold file
@@ -30,3 +32,15 @@ def holding(reader: Any, path: str | None) -> Any:
 
     reader.__class__ = type(f"Holding{base.__name__}", (base,), {"latestOffset": latestOffset})
     return reader
+
+
+def hold_still(path: Path, query: Any, wait_s: float) -> None:
+    """Write the hold file, then wait (at most ``wait_s``) until the streaming query ``query``
+    runs no trigger: the batch it was running has committed and no other will start."""
+    try:
+        path.touch()
+        deadline = time.monotonic() + wait_s
+        while query.isActive and query.status["isTriggerActive"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+    except Exception:  # noqa: BLE001 - a failed query: its caller stops it all the same
+        pass
