@@ -1,7 +1,7 @@
 """A small NumberLong in the input is a ``long`` to ``$type`` (the expression and the query
 operator), as in MongoDB: VARIANT keeps the smallest integer width, so the engine reads the
 wrapper from the source record's text where the value is still the source's
-(headrace.spark.source_text)."""
+(headrace.spark.source_text); ``$convert`` to binData gives it 8 bytes."""
 from __future__ import annotations
 
 import pytest
@@ -30,6 +30,12 @@ def test_type_expression_tells_a_small_numberlong_from_an_int(spark):
 def test_type_query_tells_a_small_numberlong_from_an_int(spark, spec, want):
     res = run_pipeline([{"$match": {"a": {"$type": spec}}}, {"$project": {"_id": 1}}], DOCS)
     assert sorted(d["_id"] for d in res.outputs) == want
+
+
+def test_a_small_numberlong_converts_to_eight_bytes_of_bindata(spark):
+    size = {"$binarySize": {"$convert": {"input": "$a", "to": "binData"}}}
+    res = run_pipeline([{"$match": {"_id": {"$lt": 3}}}, {"$project": {"n": size}}], DOCS)
+    assert sorted((d["_id"], d["n"]) for d in res.outputs) == [(0, 8), (1, 4), (2, 8)]
 
 
 def test_a_computed_value_loses_the_distinction(spark):

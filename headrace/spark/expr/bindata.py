@@ -14,8 +14,10 @@ MongoDB semantics (``ExpressionConvert``'s conversion table):
   lengths are an error.
 - int -> 4 bytes, long -> 8 bytes, double -> 8 bytes of binData, in ``byteOrder``.
 - binData -> binData keeps the value when the subtype is the target's, else an error.
-Hex output is upper case; base64url output has no padding. Known difference: a NumberLong that
-fits 32 bits reads back as an int (VARIANT keeps the smallest width), so it converts to 4 bytes.
+Hex output is upper case; base64url output has no padding. A NumberLong that fits 32 bits reads
+back as an int (VARIANT keeps the smallest width): one the source record wrote is told by its text
+(:mod:`..source_text`, in ``$convert``) and converts to 8 bytes; known difference: one a stage
+computed converts to 4.
 Everything is Catalyst: a double's bits are read off Java's exact hexadecimal form (``%a``), and
 bits go back to a double by sign, exponent and mantissa (powers of two scale without rounding).
 

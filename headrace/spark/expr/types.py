@@ -206,11 +206,19 @@ def _convert(op: str, input_expr: Any, to: Any, ctx: Ctx, on_error: Any = None, 
             cond = (tname == key) if isinstance(key, str) else (tnum == key)
             targets[name] = cond if name not in targets else (targets[name] | cond)
 
+    # a small NumberLong the source record wrote converts to 8 bytes of binData (..source_text)
+    long_text = source_long(input_expr, ctx) if "binData" in targets else None
+
+    def typed(c: Column, name: str) -> Column:
+        if name != "binData" or long_text is None:
+            return c
+        return F.when((c == CODE["int"]) & long_text, F.lit(CODE["long"])).otherwise(c)
+
     def value(xs, cs):
         x, c = xs[0], cs[0]
         out = None
         for name, cond in targets.items():
-            v, e = convert(x, c, name, op, fmt, order or "little", subtype, from_binary)
+            v, e = convert(x, typed(c, name), name, op, fmt, order or "little", subtype, from_binary)
             if oe is not None and e is not None:
                 v = F.when(e.isNotNull(), oe.value).otherwise(v)
             out = F.when(cond, v) if out is None else out.when(cond, v)
@@ -221,7 +229,7 @@ def _convert(op: str, input_expr: Any, to: Any, ctx: Ctx, on_error: Any = None, 
         x, c = xs[0], cs[0]
         out = None
         for name, cond in targets.items():
-            _, e = convert(x, c, name, op, fmt, order or "little", subtype, from_binary)
+            _, e = convert(x, typed(c, name), name, op, fmt, order or "little", subtype, from_binary)
             if e is None:
                 continue
             e = F.when(e.isNotNull(), oe.error if oe is not None and oe.error is not None else
