@@ -188,6 +188,7 @@ def _positive(op: str):
 
 for _op in ("$gt", "$gte", "$lt", "$lte", "$regex", "$size", "$mod", "$elemMatch", *sorted(BIT_OPERATORS)):
     query_operator(_op)(_positive(_op))
+_q_type_by_value = _positive("$type")
 
 
 @query_operator("$type")
@@ -198,7 +199,7 @@ def q_type(path: str, arg: Any, ctx: Ctx) -> Compiled:
     text = ctx.text(path) if ctx.text is not None else None
     names = set(type_set(arg))
     if text is None or "number" in names or ("int" in names) == ("long" in names):
-        return _positive("$type")(path, arg, ctx)
+        return _q_type_by_value(path, arg, ctx)
     return Compiled(ordered_path_test(ctx.root, text, path,
                                       lambda v, t: type_test(v, arg, long_text=is_long_text(t))))
 

@@ -6,11 +6,10 @@ back as an int. Where the value at a path is still the source record's
 (:mod:`headrace.mql.source_fields`, ``Ctx.text``), the record's JSON text still has the wrapper:
 ``$type`` (the expression and the query operator) reads it there, so a NumberLong is ``"long"``
 whatever its size, as in MongoDB (golden case ``project_type``), and ``$convert`` to binData
-gives it 8 bytes. Elsewhere (a value a stage
-computed, a window's documents) a NumberLong within 32 bits is an int. ``$objectToArray`` of
-such a path lists the fields in the record's order (VARIANT sorts them by name), so what an
-expression or a later stage does with the array (``$arrayElemAt``, ``$map``, ``$unwind``...)
-sees MongoDB's order.
+gives it 8 bytes. Elsewhere (a value a stage computed, a window's documents) a NumberLong within
+32 bits is an int. ``$objectToArray`` of such a path lists the fields in the record's order
+(VARIANT sorts them by name), so what an expression or a later stage does with the array
+(``$arrayElemAt``, ``$map``, ``$unwind``...) sees MongoDB's order.
 """
 from __future__ import annotations
 

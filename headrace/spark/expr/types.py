@@ -329,7 +329,7 @@ def type_(arg: Any, ctx: Ctx) -> Compiled:
     name = V.type_name(a.value)
     long_text = source_long(ops[0], ctx) if len(ops) == 1 else None
     if long_text is not None:      # a small NumberLong the source record wrote (..source_text)
-        name = F.when((name == "int") & long_text, F.lit("long")).otherwise(name)
+        name = V.let(name, lambda n: F.when((n == "int") & long_text, F.lit("long")).otherwise(n))
     return Compiled(name.cast("variant"), a.error)
 
 
