@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -61,17 +62,27 @@ class StandaloneCluster:
         while time.monotonic() < deadline:
             if any(p.poll() is not None for p in self.procs):
                 break
+            self.ui = self._ui_port()
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.ui}/json/", timeout=2) as r:
                     state = json.load(r)
                 if sum(w.get("state") == "ALIVE" for w in state.get("workers", [])) >= self.n:
                     return self
-            except OSError:
+            except (OSError, ValueError):     # not up yet, or another server's page on that port
                 pass
             time.sleep(0.5)
         logs = "\n".join(f.read_text(errors="replace")[-2000:] for f in self.dir.glob("*.log"))
         self.stop()
         raise RuntimeError(f"the standalone cluster did not come up:\n{logs}")
+
+    def _ui_port(self) -> int:
+        """The master's web UI port: the one asked for, or the next one Spark bound when another
+        process took it in the meantime (its log says which)."""
+        try:
+            found = re.findall(r"'MasterUI' on port (\d+)", (self.dir / "master.log").read_text(errors="replace"))
+        except OSError:
+            return self.ui
+        return int(found[-1]) if found else self.ui
 
     def stop(self) -> None:
         for p in self.procs:

@@ -72,13 +72,9 @@ class _Builder(VariantBuilder):
             self.value.extend(_TS)
             self.value.extend(micros.to_bytes(8, "little", signed=True))
         elif t is decimal.Decimal:
-            d = parsed
-            if d.is_finite() and 0 < d.as_tuple().exponent <= 38:   # 1E+30: VARIANT has no negative scale
-                d = d.quantize(_ONE, context=_WIDE)
-            tup = d.as_tuple()
-            if d.is_finite() and len(tup.digits) <= 38 and 0 <= -tup.exponent <= 38:
-                self._append_decimal(d)
-            else:                                                 # out of VARIANT decimal range
+            if variant_holds(parsed):
+                self._append_decimal(parsed)
+            else:       # 2.50, 2E+2, out of VARIANT decimal range: Spark would not read it back as it is
                 self._process_parsed_json({"$numberDecimal": str(parsed)})
         elif t is ejson.ObjectId:
             self._process_parsed_json({"$oid": str(parsed)})
@@ -169,7 +165,18 @@ _S1, _S2, _S4, _S8 = struct.Struct("<b"), struct.Struct("<h"), struct.Struct("<i
 _SD, _SF = struct.Struct("<d"), struct.Struct("<f")
 _UTC_ZONE = None
 _KEYS_CACHE: dict[bytes, list[str]] = {}
-_ONE = decimal.Decimal(1)
+def variant_holds(d: decimal.Decimal) -> bool:
+    """Whether a VARIANT decimal keeps decimal ``d`` as Spark reads it back: an integer at
+    exponent 0 or a fraction whose last digit is not 0, of at most 38 digits at a scale up to 38.
+    Spark drops a VARIANT decimal's trailing zeros when it reads one (``2.50`` as ``2.5``), so
+    any other decimal (``2.50``, ``2E+2``, ``0.00``, ``-0``) goes in as a ``{"$numberDecimal"}``
+    wrapper of its text (as :func:`headrace.spark.expr.decimal_variant.to_variant` writes it)."""
+    if not d.is_finite():
+        return False
+    sign, digits, exp = d.as_tuple()
+    if exp == 0:
+        return len(digits) <= 38 and not (sign and not any(digits))
+    return exp < 0 and digits[-1] != 0 and len(digits) <= 38 and -exp <= 38
 _WIDE = decimal.Context(prec=100)
 
 

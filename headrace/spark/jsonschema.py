@@ -7,6 +7,9 @@ types; ``properties`` checks present fields; arrays are checked with ``forall`` 
 ``filter`` over ``values.array_elems``; ``patternProperties`` / ``additionalProperties`` iterate
 over the document's entries (``values.object_entries``); ``enum`` and ``uniqueItems`` compare
 documents regardless of field order. At the top level the value is the document, an object.
+Where the document is still the source record's (``text``: ``Ctx.text``), ``bsonType`` of a
+property reads the record's text too, so a small NumberLong (``{"$numberLong": "5"}``, an int in
+VARIANT) is a ``long`` and not an ``int``, as in MongoDB (:mod:`.source_text`).
 """
 from __future__ import annotations
 
@@ -19,13 +22,35 @@ from ..mql.regex import translate_regex
 from ..mql.jsonschema import JSON_TYPES, decimal15
 from . import values as V
 from .predicates import all_of, any_of, cmp_pred, eq_value, false, field, nn, raw_double, true, type_test
+from .predicates_order import text_key
+from .source_text import is_long_text
 
 __all__ = ["compile_schema"]
 
 
-def compile_schema(schema: dict, doc: Column) -> Column:
-    """Whether document ``doc`` (VARIANT object) satisfies ``schema``."""
-    return nn(_rules(doc, schema, True, None))
+def compile_schema(schema: dict, doc: Column, text: Any = None) -> Column:
+    """Whether document ``doc`` (VARIANT object) satisfies ``schema`` (``text``: for a dotted
+    path, the source record's JSON text where the path's value is still the record's, else None)."""
+    return nn(_rules(doc, schema, True, None, _At(text, ()) if text is not None else None))
+
+
+class _At:
+    """Where a value is in the source record (its property names from the top), to read its text."""
+
+    def __init__(self, text: Any, names: tuple):
+        self.text, self.names = text, names
+
+    def child(self, name: str) -> "_At | None":
+        if "." in name or name.startswith("$") or text_key(name) is None:
+            return None
+        return _At(self.text, self.names + (name,))
+
+    def long_text(self) -> Column | None:
+        """Whether the record's text writes the value as a ``$numberLong`` (None: not at hand)."""
+        t = self.text(".".join(self.names)) if self.names else None
+        if t is None:
+            return None
+        return is_long_text(F.get_json_object(t, "$" + "".join(text_key(k)[1:] for k in self.names)))
 
 
 _TYPED = frozenset({"type", "bsonType", "minimum", "maximum", "multipleOf", "minLength", "maxLength",
@@ -41,19 +66,20 @@ def _typed_keywords(s: dict) -> bool:
         "not" in s and _typed_keywords(s["not"]))
 
 
-def _schema(v: Column, s: dict) -> Column:
+def _schema(v: Column, s: dict, at: _At | None = None) -> Column:
     """``s`` on a value below the top level (``v`` a simple column); its type code is computed
     once when keywords need it."""
     if not _typed_keywords(s):
-        return nn(_rules(v, s, False, None))
-    return nn(V.let(V.type_code(v), lambda code: _rules(v, s, False, code)))
+        return nn(_rules(v, s, False, None, at))
+    return nn(V.let(V.type_code(v), lambda code: _rules(v, s, False, code, at)))
 
 
-def _type_test(v: Column, spec: Any, json_types: bool, code: Column | None) -> Column:
+def _type_test(v: Column, spec: Any, json_types: bool, code: Column | None, at: _At | None = None) -> Column:
     names = [JSON_TYPES.get(n, n) if json_types else n for n in ([spec] if isinstance(spec, str) else spec)]
     if code is None:  # the top-level document is an object
         return true() if "object" in names else false()
-    return type_test(v, names, code)
+    long_text = at.long_text() if at is not None and ("int" in names) != ("long" in names) else None
+    return type_test(v, names, code, long_text=long_text)
 
 
 def _regex(s: Column, pattern: str) -> Column:
@@ -65,18 +91,20 @@ def _multiple_of(v: Column, code: Column, m: Any) -> Column:
     xd = raw_double(v)
     # doubles as Decimal128 sees them: 15 significant digits
     dec = F.when(code == V.CODE["double"], F.format_string("%.14e", xd).try_cast("decimal(38,18)")
-                 ).otherwise(F.try_variant_get(v, "$", "decimal(38,18)"))
+                 ).otherwise(V.num_decimal(v))
     exact = (dec % F.lit(md).cast("decimal(38,18)")) == 0
     approx = ~F.isnan(xd) & (F.abs(xd) != F.lit(float("inf"))) & ((xd % F.lit(float(m))) == 0)
     return nn(F.when(dec.isNotNull(), exact).otherwise(approx))
 
 
-def _rules(v: Column, s: dict, top: bool, code: Column | None) -> Column:  # noqa: C901 - one keyword each
-    """``s`` on ``v``; ``code`` is v's type code (None at the top level, where v is the document)."""
+def _rules(v: Column, s: dict, top: bool, code: Column | None,  # noqa: C901 - one keyword each
+           at: _At | None = None) -> Column:
+    """``s`` on ``v``; ``code`` is v's type code (None at the top level, where v is the document);
+    ``at``: where ``v`` is in the source record, when its text can be read."""
     conds: list[Column] = []
     for kw in ("type", "bsonType"):
         if kw in s:
-            conds.append(_type_test(v, s[kw], kw == "type", None if top else code))
+            conds.append(_type_test(v, s[kw], kw == "type", None if top else code, at if kw == "bsonType" else None))
     if not top:
         num = []
         for kw, excl, ops in (("minimum", "exclusiveMinimum", ("$gt", "$gte")),
@@ -100,30 +128,30 @@ def _rules(v: Column, s: dict, top: bool, code: Column | None) -> Column:  # noq
         arr = _array_rules(v, s)
         if arr:
             conds.append((code != V.CODE["array"]) | nn(all_of(arr)))
-    obj = _object_rules(v, s, top, code)
+    obj = _object_rules(v, s, top, code, at)
     if obj:
         conds.append(nn(all_of(obj)) if top else ((code != V.CODE["object"]) | nn(all_of(obj))))
     if "allOf" in s:
-        conds.extend(_rules(v, sub, top, code) for sub in s["allOf"])
+        conds.extend(_rules(v, sub, top, code, at) for sub in s["allOf"])
     if "anyOf" in s:
-        conds.append(any_of([_rules(v, sub, top, code) for sub in s["anyOf"]]))
+        conds.append(any_of([_rules(v, sub, top, code, at) for sub in s["anyOf"]]))
     if "oneOf" in s:
-        hits = [F.when(_rules(v, sub, top, code), F.lit(1)).otherwise(F.lit(0)) for sub in s["oneOf"]]
+        hits = [F.when(_rules(v, sub, top, code, at), F.lit(1)).otherwise(F.lit(0)) for sub in s["oneOf"]]
         total = hits[0]
         for h in hits[1:]:
             total = total + h
         conds.append(total == 1)
     if "not" in s:
-        conds.append(~_rules(v, s["not"], top, code))
+        conds.append(~_rules(v, s["not"], top, code, at))
     if "enum" in s:
         values = [e for e in s["enum"] if isinstance(e, dict)] if top else s["enum"]
         conds.append(any_of([eq_value(e)(v, code) if code is not None else eq_value(e)(v) for e in values]))
     return nn(all_of(conds))
 
 
-def _absent_or(sub: dict):
+def _absent_or(sub: dict, at: _At | None = None):
     def check(f: Column) -> Column:
-        return f.isNull() | _schema(f, sub)
+        return f.isNull() | _schema(f, sub, at)
     return check
 
 
@@ -154,11 +182,11 @@ def _array_rules(v: Column, s: dict) -> list[Column]:
     return out
 
 
-def _object_rules(v: Column, s: dict, top: bool, code: Column | None) -> list[Column]:
+def _object_rules(v: Column, s: dict, top: bool, code: Column | None, at: _At | None = None) -> list[Column]:
     out = []
     props = s.get("properties", {})
     for name, sub in props.items():
-        out.append(V.let(field(v, name), _absent_or(sub)))
+        out.append(V.let(field(v, name), _absent_or(sub, at.child(name) if at is not None else None)))
     for name in s.get("required", []):
         out.append(field(v, name).isNotNull())
     if "patternProperties" in s or "additionalProperties" in s:
@@ -187,6 +215,6 @@ def _object_rules(v: Column, s: dict, top: bool, code: Column | None) -> list[Co
         if isinstance(dep, list):
             then = all_of([field(v, d).isNotNull() for d in dep])
         else:
-            then = _rules(v, dep, top, code)
+            then = _rules(v, dep, top, code, at)
         out.append(field(v, name).isNull() | then)
     return out

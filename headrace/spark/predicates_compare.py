@@ -90,7 +90,7 @@ def _num(op: str, c: Any) -> Test:
                            _direct(xd.cast("bigint"), F.lit(c_int), op))
         if cdec is not None:  # a decimal may differ below a double's precision
             is_dec = _code_of(x, code) == _C["decimal"]
-            dx = _direct(F.try_variant_get(x, "$", "decimal(38,18)"), cdec, op)
+            dx = _direct(V.num_decimal(x), cdec, op)
             out = F.when(is_dec, dx) if out is None else out.when(is_dec, dx)
         return F.lit(not strict) if out is None else nn(out.otherwise(F.lit(not strict)))
 

@@ -92,7 +92,7 @@ def _int64(x: Column, code: Column) -> Column:
     """A number's value as a BIGINT when it is an integer within 64 bits (a double or decimal
     without a fraction), else NULL."""
     xd = F.try_variant_get(x, "$", "double")
-    dec = F.try_variant_get(x, "$", "decimal(38,18)")
+    dec = V.num_decimal(x)
     return (F.when(code.isin(_C["int"], _C["long"]), F.try_variant_get(x, "$", "bigint"))
             .when((code == _C["double"]) & (xd == F.rint(xd)) & (xd >= F.lit(-9.223372036854775808e18))
                   & (xd < F.lit(9.223372036854775808e18)), xd.cast("bigint"))

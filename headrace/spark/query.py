@@ -318,7 +318,8 @@ def q_expr(path: None, arg: Any, ctx: Ctx) -> Compiled:
 
 @query_operator("$jsonSchema")
 def q_json_schema(path: None, arg: dict, ctx: Ctx) -> Compiled:
-    return Compiled(compile_schema(arg, ctx.root))
+    text = ctx.text if ctx.text is not None and "CURRENT" not in ctx.variables else None
+    return Compiled(compile_schema(arg, ctx.root, text))
 
 
 _TOP = frozenset({"$and", "$or", "$nor", "$comment", "$expr", "$jsonSchema"})

@@ -86,7 +86,7 @@ def eval_exprs(spark, cases: list[tuple[dict, Any]], meta: dict | None = None,
 
 def same(a: Any, b: Any) -> bool:
     """Exact MQL equality of decoded values: types matter (1 vs 1.0 vs Decimal), NaN == NaN,
-    floats compared to 1e-9 relative."""
+    floats compared to 1e-9 relative, decimals by value and exponent."""
     if a is MISSING or b is MISSING:
         return a is b
     if isinstance(a, bool) or isinstance(b, bool):
@@ -109,6 +109,8 @@ def same(a: Any, b: Any) -> bool:
         return a == b
     if isinstance(a, decimal.Decimal) and (a.is_nan() or b.is_nan()):
         return a.is_nan() and b.is_nan()
+    if isinstance(a, decimal.Decimal):     # and the exponent: Decimal128's 200.0 is not 200
+        return a.as_tuple() == b.as_tuple()
     return a == b
 
 

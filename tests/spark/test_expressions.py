@@ -27,7 +27,7 @@ ARITHMETIC = [
     ({"a": 1, "b": 2.5}, {"$add": ["$a", "$b"]}, 3.5),
     ({"a": 2**31 - 1}, {"$add": ["$a", 1]}, 2**31),                  # int overflow -> long
     ({"a": 2**63 - 1}, {"$add": ["$a", 1]}, float(2**63)),           # long overflow -> double
-    ({"a": D("1.50")}, {"$add": ["$a", 1]}, D("2.5")),
+    ({"a": D("1.50")}, {"$add": ["$a", 1]}, D("2.50")),        # the exponent of 1.50
     ({"a": None}, {"$add": ["$a", 1]}, None),
     ({}, {"$add": ["$a", 1]}, None),
     ({"a": "x"}, {"$add": ["$a", 1]}, None, "$add only supports numeric or date types"),
@@ -283,7 +283,7 @@ OBJECTS_AND_MORE = [
 # failed batch
 ROBUSTNESS = [
     # Decimal128's range, not DECIMAL(38)'s: MongoDB's 34-digit product
-    ({"a": D("9" * 19)}, {"$multiply": ["$a", "$a", "$a"]}, D("9.999999999999999997E+56")),
+    ({"a": D("9" * 19)}, {"$multiply": ["$a", "$a", "$a"]}, D("9.999999999999999997000000000000000E+56")),
     ({"a": D("9" * 19)}, {"$multiply": ["$a", float("inf")]}, None, "out of range"),
     ({"a": 1e300}, {"$add": [dt(2020, 1, 1), "$a"]}, None, "out of range"),
     ({"a": 10**15}, {"$dateAdd": {"startDate": dt(2020, 1, 1), "unit": "hour", "amount": "$a"}}, None, "out of range"),

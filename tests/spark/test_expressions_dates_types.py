@@ -128,7 +128,7 @@ TYPES = [
     ({"a": dt(2018, 3, 27, 16, 58, 51, 538000)}, {"$toLong": "$a"}, 1522169931538),
     ({"a": "5"}, {"$toLong": "$a"}, 5),
     ({"a": "5.5"}, {"$toDecimal": "$a"}, D("5.5")),
-    ({"a": 2.5}, {"$toDecimal": "$a"}, D("2.5")),
+    ({"a": 2.5}, {"$toDecimal": "$a"}, D("2.50000000000000")),     # Decimal128(double): 15 digits
     ({"a": dt(2018, 3, 27, 16, 58, 51, 538000)}, {"$toString": "$a"}, "2018-03-27T16:58:51.538Z"),
     ({"a": 2.5}, {"$toString": "$a"}, "2.5"),
     # a double as MongoDB's str::stream writes it: C's %g (six significant digits)

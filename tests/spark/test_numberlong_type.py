@@ -44,3 +44,14 @@ def test_a_computed_value_loses_the_distinction(spark):
     res = run_pipeline([{"$addFields": {"a": {"$add": ["$a", 0]}}}, {"$project": {"t": {"$type": "$a"}}}],
                        DOCS[:1])
     assert [d["t"] for d in res.outputs] == ["int"]
+
+
+@pytest.mark.parametrize("spec,want", [("long", [0, 2]), ("int", [1]), (["int", "long"], [0, 1, 2])])
+def test_json_schema_bson_type_tells_a_small_numberlong_from_an_int(spark, spec, want):
+    """``$jsonSchema``'s ``bsonType`` reads the record's text as ``$type`` does, nested too."""
+    schema = {"required": ["a"], "properties": {"a": {"bsonType": spec}}}
+    res = run_pipeline([{"$match": {"$jsonSchema": schema}}, {"$project": {"_id": 1}}], DOCS[:3])
+    assert sorted(d["_id"] for d in res.outputs) == want
+    nested = {"properties": {"b": {"properties": {"c": {"bsonType": "long"}}}}}
+    res = run_pipeline([{"$match": {"$jsonSchema": nested}}, {"$project": {"_id": 1}}], DOCS[:2])
+    assert sorted(d["_id"] for d in res.outputs) == [0]

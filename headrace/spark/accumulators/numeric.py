@@ -15,6 +15,7 @@ from ..registry import Ctx, accumulator
 from .base import (Accumulator, KeyCtx, Partial, Ref, Step, _collect_seq, _compile, _emptied, _m_first, _m_flat,
                    _m_max, _m_sum, _null_or, _sub, _value, by_seq)
 from ..expr import decimal128 as D
+from ..expr import decimal_variant as DV
 from .summation import int_result, dd_decimals, dd_finish, dd_fold, dd_init, dec_fold, dec_zero, welford, welford_init
 
 
@@ -115,7 +116,7 @@ def acc_sum(arg: Any, ctx: Ctx) -> Accumulator:
     def steps(dec: bool) -> tuple[Step, ...]:
         def value(r: Ref, k: KeyCtx) -> Column:
             return (
-                F.when(r("has_decimal"), D.to_variant_or_nan(r("dec")) if dec else V.NULL)
+                F.when(r("has_decimal"), DV.to_variant_or_nan(r("dec")) if dec else V.NULL)
                 .when(r("has_double"), V.from_double(r("dd")))
                 .when(r("n") == 0, V.from_long(F.lit(0)))
                 .when(r("int_total").isNull(), V.from_double(r("dd")))
@@ -142,7 +143,7 @@ def acc_avg(arg: Any, ctx: Ctx) -> Accumulator:
         def value(r: Ref, k: KeyCtx) -> Column:
             return (
                 F.when(r("n") == 0, V.NULL)
-                .when(r("has_decimal"), D.to_variant_or_nan(r("avg")) if dec else V.NULL)
+                .when(r("has_decimal"), DV.to_variant_or_nan(r("avg")) if dec else V.NULL)
                 .otherwise(V.from_double(r("dd") / r("n").cast("double")))
             )
         return (*_total_steps(dec), {"avg": avg}, {"value": value})

@@ -99,12 +99,8 @@ def lng(x: Column) -> Column:
 
 
 def dec(x: Column) -> Column:
-    """DECIMAL(38,18) of a bound number (out-of-range decimals: parsed from their text)."""
-    if V.is_known(x):     # never a {$numberDecimal} wrapper
-        return V._tvg(x, "decimal(38,18)")
-    return V.derived(x, "number decimal", lambda x: F.coalesce(
-        F.try_variant_get(x, "$", "decimal(38,18)"),
-        F.try_variant_get(x, "$['$numberDecimal']", "string").try_cast("decimal(38,18)")))
+    """DECIMAL(38,18) of a bound number (a ``{$numberDecimal}`` wrapper's from its text)."""
+    return V.num_decimal(x)
 
 
 def v_long(c: Column) -> Column:
@@ -128,15 +124,6 @@ def v_bool(c: Column) -> Column:
 
 def v_string(c: Column) -> Column:
     return c.cast("string").cast("variant")
-
-
-def v_decimal(c: Column) -> Column:
-    """A decimal column as a VARIANT decimal with trailing zeros removed (``2.50`` -> ``2.5``)."""
-    s = c.cast("string")
-    trimmed = F.regexp_replace(s, r"(\.[0-9]*?)0+$", "$1")
-    trimmed = F.when(trimmed.endswith("."), F.concat(trimmed, F.lit("0"))).otherwise(trimmed)
-    trimmed = F.when(F.instr(trimmed, ".") == 0, F.concat(trimmed, F.lit(".0"))).otherwise(trimmed)
-    return F.try_parse_json(trimmed)
 
 
 def v_date_ms(ms: Column) -> Column:

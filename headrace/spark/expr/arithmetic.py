@@ -13,8 +13,8 @@ non-numeric operands, division / modulo by zero.
 
 Decimals: ``$add $subtract $multiply $divide $abs`` compute as MongoDB's Decimal128 does, the exact
 result rounded to 34 significant digits (:mod:`.decimal128`); ``$mod`` gives the exact remainder
-(:mod:`.decimal_quantize`). Deviations: trailing zeros are dropped (``2.50`` prints as ``2.5``);
-integer results are ``int`` or ``long`` by magnitude only.
+(:mod:`.decimal_quantize`), each at the exponent IEEE 754 gives it (``1.50 + 1`` is ``2.50``).
+Deviation: integer results are ``int`` or ``long`` by magnitude only.
 
 Golden cases (``tests/golden/cases/<name>.json``): ``$abs`` project_abs; ``$add`` addfields_scores;
 ``$divide`` project_divide; ``$mod`` match_mod; ``$multiply`` project_multiply_after_toint;
@@ -33,6 +33,7 @@ from ..hoist import shared
 from ..registry import Compiled, Ctx, expression
 from ...mql import decimal_math
 from . import decimal128 as D
+from . import decimal_variant as DV
 from . import decimal_exact
 from .decimal_quantize import fmod
 from ._common import (
@@ -79,7 +80,7 @@ def _numeric_fold(xs, cs, long_fn, double_fn, dec_fn) -> Column:
     doubles = shared(_fold([dbl(x) for x in xs], double_fn))
     out = F.when(any_dbl, v_double(doubles)).otherwise(long_or_double(longs, doubles))
     if D.possible(xs):
-        out = F.when(any_([c == DECIMAL for c in cs]), D.to_variant(_dec_fold(xs, cs, dec_fn))).otherwise(out)
+        out = F.when(any_([c == DECIMAL for c in cs]), DV.to_variant(_dec_fold(xs, cs, dec_fn))).otherwise(out)
     return out
 
 
@@ -232,7 +233,7 @@ def divide(arg: Any, ctx: Ctx) -> Compiled:
                .when(~(is_num(ca) & is_num(cb)) | _is_zero(b, cb), _null()))
         if D.possible([a, b]):
             quotient = D.div(D.read(a, ca), D.read(b, cb))
-            out = out.when((ca == DECIMAL) | (cb == DECIMAL), D.to_variant(quotient))
+            out = out.when((ca == DECIMAL) | (cb == DECIMAL), DV.to_variant(quotient))
         return out.otherwise(v_double(dbl(a) / dbl(b)))
 
     def error(a, b, ca, cb):
@@ -249,7 +250,7 @@ def mod(arg: Any, ctx: Ctx) -> Compiled:
                .when(~(is_num(ca) & is_num(cb)) | _is_zero(b, cb), _null())
                .when(ints, v_long(F.when(lng(b) == -1, F.lit(0)).otherwise(lng(a) % lng(b)))))
         if D.possible([a, b]):     # decimals: the exact remainder (Decimal128::modulo)
-            out = out.when((ca == DECIMAL) | (cb == DECIMAL), D.to_variant(fmod(D.read(a, ca), D.read(b, cb))))
+            out = out.when((ca == DECIMAL) | (cb == DECIMAL), DV.to_variant(fmod(D.read(a, ca), D.read(b, cb))))
         return out.otherwise(v_double(dbl(a) % dbl(b)))
 
     def error(a, b, ca, cb):
@@ -291,7 +292,7 @@ def abs_(arg: Any, ctx: Ctx) -> Compiled:
     def value(x, c):
         out = F.when(c.isin(*INT_CODES), F.when(lng(x) != LONG_MIN, v_long(F.abs(lng(x)))))
         if D.possible([x]):
-            out = out.when(c == DECIMAL, D.to_variant(D.absolute(D.read(x, c))))
+            out = out.when(c == DECIMAL, DV.to_variant(D.absolute(D.read(x, c))))
         return out.otherwise(v_double(F.abs(dbl(x))))
     return _unary("$abs", arg, ctx, value,
                   lambda x, c: F.when(c.isin(*INT_CODES) & (lng(x) == LONG_MIN),

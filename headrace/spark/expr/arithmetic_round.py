@@ -20,13 +20,14 @@ from ..registry import Compiled, Ctx, expression
 from ._common import INT_CODES, compile_args, dbl, errors_of, found, is_num, lng, nullish, operands, v_double, \
     v_long, with_codes
 from . import decimal128 as D
+from . import decimal_variant as DV
 from .arithmetic import DECIMAL, DOUBLE, _dbl_special, _unary
 from .decimal_quantize import quantize
 
 def decimal_rounded(x: Column, exp: int | Column, mode: str) -> Column:
     """The VARIANT of bound decimal ``x`` rounded to a multiple of ``10**exp``
     (:func:`.decimal_quantize.quantize`); MongoDB's NaN when that needs more than 34 digits."""
-    return D.to_variant_or_nan(quantize(D.read_decimal(x), exp, mode))
+    return DV.to_variant_or_nan(quantize(D.read_decimal(x), exp, mode))
 
 
 def _ceil_floor(op: str, fn, mode: str) -> Callable:

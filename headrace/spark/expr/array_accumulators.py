@@ -19,6 +19,7 @@ from ..registry import Compiled, Ctx, expression
 from ..accumulators import summation as S
 from ._common import CODE, INT_CODES, code, compile_args, dbl, errors_of, is_num, lng, nullish, operands, v_double
 from . import decimal128 as D
+from . import decimal_variant as DV
 from .arrays import _elems
 from .comparison import compare3
 
@@ -63,7 +64,7 @@ def _dec_total(s: Column) -> Column:
 
 
 def _sum_value(s: Column) -> Column:
-    return (F.when(s["hm"], D.to_variant_or_nan(_dec_total(s)))
+    return (F.when(s["hm"], DV.to_variant_or_nan(_dec_total(s)))
             .when(s["hd"] | s["itot"].isNull(), v_double(S.dd_finish(s["dd"])))
             .otherwise(S.int_result(s["itot"])))
 
@@ -81,7 +82,7 @@ def avg(arg: Any, ctx: Ctx) -> Compiled:
     def value(s: Column) -> Column:
         count = D.make(F.lit(False), s["n"].cast("string"), F.lit(0))
         return (F.when(s["n"] == 0, V.NULL)
-                .when(s["hm"], D.to_variant_or_nan(D.div(_dec_total(s), count)))
+                .when(s["hm"], DV.to_variant_or_nan(D.div(_dec_total(s), count)))
                 .otherwise(v_double(S.dd_finish(s["dd"]) / s["n"].cast("double"))))
     return Compiled(V.let(_sum_parts(arr), value), errors_of(args))
 

@@ -10,9 +10,10 @@ negative or not, its digits without leading zeros (``"0"`` for zero) and its exp
 DECIMALs of at most 38 digits (products from 17-digit halves, sums from 35-digit halves, quotients
 by long division four digits at a time), then rounds them (:func:`rounded`).
 
-A result goes back to a VARIANT decimal when one holds it (at most 38 digits at a scale of 0 to
-38; trailing zeros dropped, as every decimal result of headrace), else to a ``{"$numberDecimal":
-text}`` wrapper, as the source keeps such values. NaN and the infinities are not represented: an
+Each operation keeps the exponent IEEE 754 gives its result (a sum at the smaller exponent of
+its operands, a product at their sum, an exact quotient at their difference where 34 digits
+allow, a quantize at its place), so ``1.50 + 1`` is ``2.50`` as in MongoDB; a result becomes a
+VARIANT value in :mod:`.decimal_variant`. NaN and the infinities are not represented: an
 operation with a NaN or infinite double operand gives NULL (the operators report "result out of
 range").
 
@@ -107,25 +108,6 @@ def read(x: Column, c: Column) -> Column:
     return rounded(parse(text), F.when(c == _CODE["double"], F.lit(15)).otherwise(F.lit(DIGITS)))
 
 
-def to_string(x: Column) -> Column:
-    """MongoDB's text of a bound decimal value (``Decimal128::toString``): its digits at its own
-    scale (``1.50``, ``-0.00012``), in scientific notation when the exponent of its leading digit
-    is below -6 (``1E-25``); a ``{$numberDecimal}`` wrapper's text as it is."""
-    def body(t: Column) -> Column:
-        coeff = _strip(F.regexp_replace(t, "[-+.]", ""))
-        scale = F.length(F.regexp_extract(t, r"\.([0-9]*)$", 1))
-
-        def sci(coeff: Column, adj: Column) -> Column:
-            n = F.length(coeff)
-            return F.concat(F.when(t.startswith("-"), F.lit("-")).otherwise(F.lit("")), F.substr(coeff, F.lit(1), F.lit(1)),
-                            F.when(n > 1, F.concat(F.lit("."), F.substr(coeff, F.lit(2), n))).otherwise(F.lit("")),
-                            F.lit("E"), F.when(adj >= 0, F.lit("+")).otherwise(F.lit("")), adj.cast("string"))
-        adj = F.length(coeff) - 1 - scale
-        return (F.when(t.rlike("[eE]") | (coeff == "0") | (adj >= -6), t)
-                .otherwise(V.let_many([coeff, adj], sci)))
-    return V.let(_decimal_text(x), body)
-
-
 def whole_or_shortest(d: Column) -> Column:
     """The text of a finite DOUBLE ``d``: its integer when it is one within a long (exact), else
     its shortest text (MongoDB would take its exact binary value)."""
@@ -133,13 +115,6 @@ def whole_or_shortest(d: Column) -> Column:
         whole = (d == F.rint(d)) & (F.abs(d) < F.lit(2.0 ** 63))
         return F.when(whole, d.cast("bigint").cast("string")).otherwise(d.cast("string"))
     return V.let(d, body)
-
-
-def to_variant_or_nan(s: Column) -> Column:
-    """:func:`to_variant` of decimal ``s``; MongoDB's NaN where ``s`` is NULL (a NaN or infinite
-    operand, or a rounding that needs more than 34 digits: not represented here)."""
-    return V.let(s, lambda s: F.when(s.isNull(), F.parse_json(F.lit('{"$numberDecimal":"NaN"}')))
-                 .otherwise(to_variant(s)))
 
 
 def read_exact(x: Column, c: Column) -> Column:
@@ -216,7 +191,8 @@ def _double_text(d: Column) -> Column:
                             last, F.lit("E"), (q1 - 2).cast("string"))
         tie = F.substr(mant, F.lit(16), F.lit(2)) == "50"
         return F.when(tie, _bind([mant, F.substring_index(t, "e", -1).cast("int") - 14], tied)).otherwise(t)
-    return _bind([F.when(_finite(d), F.format_string("%.16e", d)), d], body)
+    # a zero is 0 at exponent 0, not 15 zero digits (MongoDB's Decimal128(double) does not round it)
+    return _bind([F.when(d == 0, F.lit("0")).when(_finite(d), F.format_string("%.16e", d)), d], body)
 
 
 def from_double(d: Column) -> Column:
@@ -326,10 +302,19 @@ def add(a: Column, b: Column) -> Column:
                 return V.let(digits, lambda dg: make(neg & (dg != "0"), dg, e))
             return V.let_many([lo, hi], carried)
 
-        return (F.when(is_zero(a), b).when(is_zero(b), a)
-                .when(ta - tb > 36, a).when(tb - ta > 36, b)
+        return (F.when(is_zero(a) & is_zero(b), make(a["n"] & b["n"], F.lit("0"), e))
+                .when(is_zero(a), _widened(b, e)).when(is_zero(b), _widened(a, e))
+                .when(ta - tb > 36, _widened(a, e)).when(tb - ta > 36, _widened(b, e))
                 .otherwise(V.let_many([aligned(a), aligned(b)], exact)))
     return rounded(V.let_many([a, b], body))
+
+
+def _widened(s: Column, e: Column) -> Column:
+    """``s`` at the exponent nearest ``e`` (not above its own) with at most 34 digits: the sum
+    of ``s`` and a zero, or a number too small to reach its last digit, at exponent ``e``."""
+    z = F.least(s["e"] - e, F.greatest(F.lit(0), DIGITS - F.length(s["d"])))
+    return F.when(s["d"] == "0", make(s["n"], s["d"], e)).otherwise(
+        make(s["n"], F.concat(s["d"], F.repeat(F.lit("0"), z)), s["e"] - z))
 
 
 def sub(a: Column, b: Column) -> Column:
@@ -361,38 +346,20 @@ def div(a: Column, b: Column) -> Column:
                                 r2.cast(f"decimal({DIGITS},0)").alias("r"))
 
             out = F.aggregate(F.sequence(F.lit(0), steps - 1), init, step)
-            return rounded(make(a["n"] != b["n"], _strip(out["q"]), a["e"] - z - b["e"]), sticky=out["r"] != 0)
+            return V.let(out, lambda o: V.let(make(a["n"] != b["n"], _strip(o["q"]), a["e"] - z - b["e"]),
+                                              lambda q: ideal(q, o["r"] != 0)))
+
+        def ideal(q: Column, inexact: Column) -> Column:
+            # an exact quotient of at most 34 digits: its trailing zeros dropped toward the ideal
+            # exponent a.e - b.e (IEEE 754), and as many more as 34 digits need; else rounded
+            d = q["d"]
+            zeros = F.length(d) - F.length(F.regexp_replace(d, "0+$", ""))
+            drop = F.greatest(F.least(zeros, a["e"] - b["e"] - q["e"]), F.length(d) - DIGITS)
+            exact = ~inexact & (F.length(d) - zeros <= DIGITS)
+            return F.when(exact, make(q["n"], F.substr(d, F.lit(1), F.length(d) - drop), q["e"] + drop)).otherwise(
+                rounded(q, sticky=inexact))
 
         padded = F.lpad(num, steps * 4, "0")
-        return F.when(is_zero(a), make(F.lit(False), F.lit("0"), F.lit(0))).otherwise(V.let(padded, divided))
+        zero = make(a["n"] != b["n"], F.lit("0"), a["e"] - b["e"])      # 0 / b at the ideal exponent
+        return F.when(is_zero(a), zero).otherwise(V.let(padded, divided))
     return V.let_many([a, b], body)
-
-
-def to_variant(s: Column) -> Column:
-    """The VARIANT of decimal ``s`` (trailing zeros dropped, an integer at scale 0): a VARIANT
-    decimal when one holds it, else a ``{"$numberDecimal": text}`` wrapper in MongoDB's
-    scientific notation."""
-    def body(d0: Column, e0: Column, neg: Column) -> Column:
-        trimmed = F.regexp_replace(d0, "0+$", "")
-
-        def out(d: Column, e: Column) -> Column:
-            n, k = F.length(d), -e
-            zero = d == "0"
-            plain = (F.when(zero, F.lit("0.0"))
-                     .when(e >= 0, F.concat(d, F.repeat(F.lit("0"), e), F.lit(".0")))
-                     .when(k >= n, F.concat(F.lit("0."), F.repeat(F.lit("0"), k - n), d))
-                     .otherwise(F.concat(F.substr(d, F.lit(1), n - k), F.lit("."), F.substr(d, n - k + 1, k))))
-            fits = zero | F.when(e >= 0, n + e <= 37).otherwise(F.greatest(n, k) <= 38)
-            sign = F.when(neg & ~zero, F.lit("-")).otherwise(F.lit(""))
-            adj = e + n - 1
-            sci = F.concat(sign, F.substr(d, F.lit(1), F.lit(1)),
-                           F.when(n > 1, F.concat(F.lit("."), F.substr(d, F.lit(2), n))).otherwise(F.lit("")),
-                           F.lit("E"), F.when(adj >= 0, F.lit("+")).otherwise(F.lit("")), adj.cast("string"))
-            # an integer as a scale-0 decimal (``5``, not ``5.0``: JSON text without a fraction reads as an int)
-            integer = F.concat(sign, d, F.repeat(F.lit("0"), e)).try_cast("decimal(38,0)").cast("variant")
-            return (F.when(fits & (e >= 0) & ~zero, integer)
-                    .when(fits, F.try_parse_json(F.concat(sign, plain)))
-                    .otherwise(F.parse_json(F.concat(F.lit('{"$numberDecimal":"'), sci, F.lit('"}')))))
-        return V.let_many([F.when(d0 == "0", d0).otherwise(trimmed),
-                           e0 + F.when(d0 == "0", F.lit(0)).otherwise(F.length(d0) - F.length(trimmed))], out)
-    return V.let(s, lambda s: body(s["d"], s["e"], s["n"]))

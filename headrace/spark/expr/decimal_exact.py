@@ -26,6 +26,7 @@ from .. import values as V
 from ..hoist import hoistable, hoisted_python, shared
 from ..registry import Compiled, Ctx
 from . import decimal128 as D
+from . import decimal_variant as DV
 from ._common import code, found
 
 DECIMAL = V.CODE["decimal"]
@@ -77,7 +78,7 @@ class Exact:
         """The VARIANT of the result: a decimal, or a ``{"$numberDecimal"}`` wrapper for an
         infinity."""
         t = self.out
-        return (F.when(t.rlike("^-?[0-9]"), D.to_variant(D.parse(t)))
+        return (F.when(t.rlike("^-?[0-9]"), DV.to_variant(D.parse(t)))
                 .otherwise(F.parse_json(F.concat(F.lit('{"$numberDecimal":"'), t, F.lit('"}')))))
 
 
@@ -92,7 +93,7 @@ def decimal_result(r: Column, exact: Exact | None) -> Column:
     Python-computed Decimal128 one (a NaN or infinite operand: NaN or an infinity), or, where
     :func:`exact` did not run, ``r`` as a decimal of 15 digits (as MongoDB converts a double)."""
     if exact is None:
-        return D.to_variant(D.from_double(r))
+        return DV.to_variant(D.from_double(r))
     return F.when(exact.ok, exact.value()).otherwise(_special(r))
 
 

@@ -23,9 +23,11 @@ MODES = ("even", "down", "floor", "ceiling")
 
 
 def quantize(s: Column, exp: int | Column, mode: str) -> Column:
-    """``s`` rounded to a multiple of ``10**exp`` (``mode``: ties to ``even``, ``down`` toward
-    zero, ``floor``, ``ceiling``); ``s`` itself when it has no digit below ``10**exp``. NULL when
-    the result would need more than 34 digits (MongoDB's NaN: ``1E+40`` at place 0)."""
+    """``s`` rounded to a multiple of ``10**exp`` at exponent ``exp`` (IEEE 754's quantize, as
+    MongoDB's ``Decimal128::quantize``; ``mode``: ties to ``even``, ``down`` toward zero,
+    ``floor``, ``ceiling``): ``2E+1`` at place -1, ``-2.000`` at place 3, ``1.5E+30`` at place 0 is
+    ``1500000000000000000000000000000``. NULL when the result would need more than 34 digits
+    (MongoDB's NaN: ``1E+40`` at place 0)."""
     assert mode in MODES
     x = exp if isinstance(exp, Column) else F.lit(exp)
 
@@ -48,9 +50,10 @@ def quantize(s: Column, exp: int | Column, mode: str) -> Column:
         else:
             up = ~s["n"] & nonzero
         q1 = F.when(up, (q.cast(f"decimal({DIGITS + 1},0)") + F.lit(1)).cast("string")).otherwise(q)
-        out = V.let(_strip(q1), lambda digits: make(s["n"] & (digits != "0"), digits, x))
+        out = V.let(_strip(q1), lambda digits: make(s["n"], digits, x))      # -0.4 at place 0: -0
         return (F.when(d == "0", make(s["n"], d, x))
-                .when(s["e"] >= x, F.when(F.length(d) + s["e"] - x <= DIGITS, s))
+                .when(s["e"] >= x, F.when(F.length(d) + s["e"] - x <= DIGITS,
+                                          make(s["n"], F.concat(d, F.repeat(F.lit("0"), s["e"] - x)), x)))
                 .when(n > DIGITS, F.lit(None))
                 .otherwise(out))
     return V.let_many([s, x], body)
@@ -83,6 +86,6 @@ def fmod(a: Column, b: Column) -> Column:
         den = F.concat(b["d"], F.repeat(F.lit("0"), b["e"] - e))
         smaller = (ta < tb) | ((ta == tb) & (F.rpad(a["d"], 40, "0") < F.rpad(b["d"], 40, "0")))
         rem = V.let(_strip(_remainder(num, den).cast("string")),
-                    lambda digits: make(a["n"] & (digits != "0"), digits, e))
+                    lambda digits: make(a["n"], digits, e))        # a zero too: -0 for -4 mod 2
         return F.when(a["d"] == "0", a).when(smaller, a).otherwise(rem)
     return V.let_many([a, b], body)

@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from .. import values as V
 from ..hoist import shared
 from ..registry import Compiled, Ctx, expression, first_error
-from . import decimal128 as D
+from . import decimal_variant as DV
 from .double_text import g_text
 from ._common import (
     CODE, INT_CODES, compile_args, compile_child, date_ms, dbl, errors_of, found, is_num, iso_string,
@@ -54,7 +54,7 @@ def coerce_string(x: Column, c: Column, converting: bool = False) -> Column:
             .when(nullish(c), F.lit(""))
             .when(c.isin(*INT_CODES), lng(x).cast("string"))
             .when(c == CODE["double"], double_text)
-            .when(c == CODE["decimal"], D.to_string(x))
+            .when(c == CODE["decimal"], DV.to_string(x))
             .when(c == CODE["date"], iso_string(date_ms(x))))
 
 

@@ -32,6 +32,7 @@ from ._common import (
 )
 from .. import values as V
 from . import decimal128 as D
+from . import decimal_variant as DV
 from . import decimal_exact
 from .arithmetic import _double_fn, _unary
 
@@ -67,7 +68,7 @@ def _angle(op: str, fn):
     def value(x, c):
         if not D.possible([x]):
             return v_double(fn(dbl(x)))
-        return F.when(c == DECIMAL, D.to_variant(D.mul(D.read(x, c), D.constant(factor_text)))).otherwise(
+        return F.when(c == DECIMAL, DV.to_variant(D.mul(D.read(x, c), D.constant(factor_text)))).otherwise(
             v_double(fn(dbl(x))))
     return lambda arg, ctx: _unary(op, arg, ctx, value)
 

@@ -46,6 +46,7 @@ from ..source_text import source_long
 from .. import values as V
 from . import bindata as B
 from . import decimal128 as D
+from . import decimal_variant as DV
 from ..registry import Compiled, Ctx, expression, first_error
 from ._common import (
     CODE, INT_CODES, bytes_of, code, compile_args, compile_child, date_ms, dbl, dec, found, is_num, lng, nullish,
@@ -139,7 +140,7 @@ def _convert_plain(x: Column, c: Column, to: str, op: str) -> tuple[Column, Colu
             F.lit('{"$numberDecimal":"'), F.when(F.isnan(d), F.lit("NaN")).when(d > 0, F.lit("Infinity"))
             .otherwise(F.lit("-Infinity")), F.lit('"}'))))
         keep = F.when(c == CODE["decimal"], x)
-        value = F.coalesce(keep, special, V.let(parsed, lambda p: F.when(p.isNotNull(), D.to_variant(p))))
+        value = F.coalesce(keep, special, V.let(parsed, lambda p: F.when(p.isNotNull(), DV.to_variant(p))))
         return value, F.when(~nullish(c) & value.isNull(), fail())
     if to == "string":
         raw = (F.when(c == CODE["string"], s)

@@ -102,6 +102,7 @@ from .order import (compare, compare_coded, equal, group_key_coded, id_of_group_
                     sort_key_scalar)
 from .paths import get_path, project_value, set_fields, unset_fields
 from .types import _code_of, _num_double  # noqa: F401
+from .types import _num_decimal as num_decimal  # noqa: F401
 from .types import bin_bytes, bin_key, bin_subtype, ts_parts
 from .types import (as_bool_raw, as_decimal, as_double, as_integral, as_long,
                     as_string, as_timestamp, is_array, is_bool, is_date, is_integer, is_missing, is_null_or_missing,

@@ -10,6 +10,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from ... import ejson
+from ..docs import variant_holds
 from .base import CODE, _Const, _const, _tvg, let
 from .types import _code_of
 
@@ -48,12 +49,10 @@ def _lit_value(value: Any) -> Column:
     if t is str:
         return F.lit(value).cast("variant")
     if t is decimal.Decimal:
-        if value.is_finite():
+        if variant_holds(value):
             _, digits, exp = value.as_tuple()
-            scale = max(0, -exp)
-            prec = max(len(digits) + max(exp, 0), scale, 1)
-            if prec <= 38:
-                return F.lit(str(value)).cast(f"decimal({prec},{scale})").cast("variant")
+            scale = -exp
+            return F.lit(str(value)).cast(f"decimal({max(len(digits), scale, 1)},{scale})").cast("variant")
         return _const_object([("$numberDecimal", F.lit(str(value)).cast("variant"))])
     if isinstance(value, _dt.datetime):
         d = value if value.tzinfo else value.replace(tzinfo=ejson.UTC)

@@ -7,7 +7,7 @@ from pyspark.sql import functions as F
 
 from .base import CODE, NUMBER_CODES, _const, _get, _tvg, known_type, let, let_many
 from .build import array_elems
-from .types import _code_of, _num_double, bin_key, rank_of_code, ts_parts
+from .types import _code_of, _num_decimal, _num_double, bin_key, rank_of_code, ts_parts
 
 _TWO53 = float(2**53)
 
@@ -52,7 +52,7 @@ def _leaf_fields_all(x: Column, c: Column) -> list[Column]:
         rank_of_code(c).alias("r"),
         F.when(num, ~F.isnan(d)).alias("nn"),           # NaN sorts below every number
         F.when(num & ~F.isnan(d), d).alias("n"),
-        F.when(num, F.coalesce(exact_big, _tvg(x, "decimal(38,18)"))).alias("dec"),
+        F.when(num, F.coalesce(exact_big, _num_decimal(x))).alias("dec"),
         F.when(c == CODE["string"], _tvg(x, "string"))
          .when(c == CODE["objectId"], _get(x, "$oid", type_="string")).alias("s"),
         F.when(c == CODE["binData"], bin_key(x)).alias("bin"),
@@ -169,7 +169,7 @@ def group_key_coded(x: Column, c: Column) -> Column:
     i = F.when(c.isin(CODE["int"], CODE["long"]), _tvg(x, "bigint"))
     d = F.when(c == CODE["double"], _tvg(x, "double"))
     whole = F.when((d % F.lit(1.0) == F.lit(0.0)) & (d >= F.lit(-_TWO63)) & (d < F.lit(_TWO63)), d.cast("bigint"))
-    dec = F.when(c == CODE["decimal"], _tvg(x, "decimal(38,18)"))     # NULL beyond DECIMAL(38,18), as in sort_key
+    dec = F.when(c == CODE["decimal"], _num_decimal(x))     # NULL beyond DECIMAL(38,18), as in sort_key
     in_long = (dec >= F.lit(-(2**63)).cast("decimal(38,18)")) & (dec <= F.lit(2**63 - 1).cast("decimal(38,18)"))
     whole_dec = F.when((dec % F.lit(1) == F.lit(0)) & in_long, dec.cast("bigint"))
     f = (F.when(c.isin(CODE["missing"], CODE["null"]), F.lit(_NULL_TAG))

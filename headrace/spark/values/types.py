@@ -188,6 +188,16 @@ def _num_double(x: Column) -> Column:
         F.try_variant_get(x, "$", "double"), _try_cast(_get(x, "$numberDecimal", type_="string"), "double")))
 
 
+def _num_decimal(x: Column) -> Column:
+    """DECIMAL(38,18) of a bound number, a ``{$numberDecimal}`` wrapper's from its text (a decimal
+    whose exponent a VARIANT decimal would lose, or out of its range:
+    :func:`headrace.spark.expr.decimal_variant.to_variant`)."""
+    if is_known(x):     # never a {$numberDecimal} wrapper
+        return _tvg(x, "decimal(38,18)")
+    return derived(x, "number decimal", lambda x: F.coalesce(
+        F.try_variant_get(x, "$", "decimal(38,18)"), _try_cast(_get(x, "$numberDecimal", type_="string"), "decimal(38,18)")))
+
+
 def as_double(v: Column) -> Column:
     """DOUBLE of a number (int, long, double, decimal), else NULL."""
     return let(v, lambda x: F.when(_code_of(x).isin(*NUMBER_CODES), _num_double(x)))
@@ -195,7 +205,7 @@ def as_double(v: Column) -> Column:
 
 def as_decimal(v: Column) -> Column:
     """DECIMAL(38,18) of a number, else NULL (also NULL when out of that range or NaN/inf)."""
-    return let(v, lambda x: F.when(_code_of(x).isin(*NUMBER_CODES), _tvg(x, "decimal(38,18)")))
+    return let(v, lambda x: F.when(_code_of(x).isin(*NUMBER_CODES), _num_decimal(x)))
 
 
 def as_long(v: Column) -> Column:
@@ -217,7 +227,7 @@ def as_integral(v: Column) -> Column:
     def body(x: Column) -> Column:
         c = _code_of(x)
         d = _num_double(x)
-        dec = _tvg(x, "decimal(38,18)")
+        dec = _num_decimal(x)
         return (
             F.when(c.isin(CODE["int"], CODE["long"]), _tvg(x, "bigint"))
             .when(c == CODE["decimal"], F.when(F.floor(dec) == dec, _try_cast(dec, "bigint")))
