@@ -278,6 +278,9 @@ CONVERSION_CASES = [
     ({"a": "0.12345678901234567890123456789012345678"}, {"$toDecimal": "$a"},
      D("0.1234567890123456789012345678901235")),
     ({"a": 0.1}, {"$toDecimal": "$a"}, D("0.100000000000000")),     # 15 digits, as Decimal128(double)
+    ({"a": "1.50"}, {"$toDecimal": "$a"}, D("1.50")),          # a string's exponent kept
+    ({"a": 0.0}, {"$toDecimal": "$a"}, D("0")),                # a double zero is 0, not 0E-16
+    ({"a": 2.5}, {"$toDecimal": "$a"}, D("2.50000000000000")),
     ({"a": 1 / 3}, {"$toDecimal": "$a"}, D("0.333333333333333")),
     ({"a": 2**62}, {"$toDecimal": "$a"}, D(2**62)),
     ({"a": True}, {"$toDecimal": "$a"}, D("1")),
