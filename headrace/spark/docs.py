@@ -165,6 +165,8 @@ _S1, _S2, _S4, _S8 = struct.Struct("<b"), struct.Struct("<h"), struct.Struct("<i
 _SD, _SF = struct.Struct("<d"), struct.Struct("<f")
 _UTC_ZONE = None
 _KEYS_CACHE: dict[bytes, list[str]] = {}
+
+
 def variant_holds(d: decimal.Decimal) -> bool:
     """Whether a VARIANT decimal keeps decimal ``d`` as Spark reads it back: an integer at
     exponent 0 or a fraction whose last digit is not 0, of at most 38 digits at a scale up to 38.
@@ -177,6 +179,8 @@ def variant_holds(d: decimal.Decimal) -> bool:
     if exp == 0:
         return len(digits) <= 38 and not (sign and not any(digits))
     return exp < 0 and digits[-1] != 0 and len(digits) <= 38 and -exp <= 38
+
+
 _WIDE = decimal.Context(prec=100)
 
 

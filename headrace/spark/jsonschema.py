@@ -22,8 +22,7 @@ from ..mql.regex import translate_regex
 from ..mql.jsonschema import JSON_TYPES, decimal15
 from . import values as V
 from .predicates import all_of, any_of, cmp_pred, eq_value, false, field, nn, raw_double, true, type_test
-from .predicates_order import text_key
-from .source_text import is_long_text
+from .source_text import is_long_text, text_at
 
 __all__ = ["compile_schema"]
 
@@ -41,16 +40,12 @@ class _At:
         self.text, self.names = text, names
 
     def child(self, name: str) -> "_At | None":
-        if "." in name or name.startswith("$") or text_key(name) is None:
-            return None
-        return _At(self.text, self.names + (name,))
+        return None if "." in name or name.startswith("$") else _At(self.text, self.names + (name,))
 
     def long_text(self) -> Column | None:
         """Whether the record's text writes the value as a ``$numberLong`` (None: not at hand)."""
-        t = self.text(".".join(self.names)) if self.names else None
-        if t is None:
-            return None
-        return is_long_text(F.get_json_object(t, "$" + "".join(text_key(k)[1:] for k in self.names)))
+        t = text_at(self.text, self.names)
+        return None if t is None else is_long_text(t)
 
 
 _TYPED = frozenset({"type", "bsonType", "minimum", "maximum", "multipleOf", "minLength", "maxLength",

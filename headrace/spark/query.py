@@ -71,7 +71,7 @@ from .predicates import (
     size_pred, true, type_pred, type_test,
 )
 from .predicates_order import eq_in_order, order_matters, ordered_path_test
-from .source_text import is_long_text
+from .source_text import is_long_text, record_text
 from .registry import QUERY_OPERATORS, Compiled, Ctx, first_error, query_operator
 
 __all__ = ["compile_query", "value_predicate", "elem_match_pred"]
@@ -318,8 +318,7 @@ def q_expr(path: None, arg: Any, ctx: Ctx) -> Compiled:
 
 @query_operator("$jsonSchema")
 def q_json_schema(path: None, arg: dict, ctx: Ctx) -> Compiled:
-    text = ctx.text if ctx.text is not None and "CURRENT" not in ctx.variables else None
-    return Compiled(compile_schema(arg, ctx.root, text))
+    return Compiled(compile_schema(arg, ctx.root, record_text(ctx)))
 
 
 _TOP = frozenset({"$and", "$or", "$nor", "$comment", "$expr", "$jsonSchema"})

@@ -29,20 +29,30 @@ def is_long_text(t: Column) -> Column:
     return F.coalesce(F.startswith(t, F.lit(_LONG)), F.lit(False))
 
 
+def record_text(ctx: Ctx):
+    """``ctx.text`` (for a dotted path, the source record's JSON text where the path's value is
+    still the record's), or None when it cannot be used (none, or ``$$CURRENT`` rebound)."""
+    return None if ctx.text is None or "CURRENT" in ctx.variables else ctx.text
+
+
+def text_at(text: Any, names: tuple | list) -> Column | None:
+    """The JSON text of the value at field ``names`` in the source record (NULL where they offer
+    no single value), ``text`` being :func:`record_text`; None when it is not at hand."""
+    keys = [text_key(k) for k in names]
+    if not names or None in keys:
+        return None
+    t = text(".".join(names))
+    return None if t is None else F.get_json_object(t, "$" + "".join(k[1:] for k in keys))
+
+
 def source_value_text(expr: Any, ctx: Ctx) -> Column | None:
     """For a field path expression (``"$a.b"``) whose value is still the source record's: the
     value's JSON text in the record (NULL where the path offers no single value); None when the
     record's text is not at hand for it."""
     if not (isinstance(expr, str) and expr.startswith("$") and not expr.startswith("$$")):
         return None
-    if ctx.text is None or "CURRENT" in ctx.variables:
-        return None
-    path = expr[1:]
-    text = ctx.text(path)
-    keys = [text_key(k) for k in path.split(".")]
-    if text is None or not path or None in keys:
-        return None
-    return F.get_json_object(text, "$" + "".join(k[1:] for k in keys))
+    text = record_text(ctx)
+    return None if text is None or not expr[1:] else text_at(text, expr[1:].split("."))
 
 
 def source_long(expr: Any, ctx: Ctx) -> Column | None:

@@ -16,7 +16,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from .. import values as V
-from .decimal128 import _decimal_text, _strip
+from .decimal128 import _decimal_text, parse
 
 
 def _plain(d: Column, k: Column) -> Column:
@@ -74,19 +74,7 @@ def to_variant_or_nan(s: Column) -> Column:
 
 
 def to_string(x: Column) -> Column:
-    """MongoDB's text of a bound decimal value (``Decimal128::toString``): its digits at its own
-    scale (``1.50``, ``-0.00012``), in scientific notation when the exponent of its leading digit
-    is below -6 (``1E-25``); a ``{$numberDecimal}`` wrapper's text as it is."""
-    def body(t: Column) -> Column:
-        coeff = _strip(F.regexp_replace(t, "[-+.]", ""))
-        scale = F.length(F.regexp_extract(t, r"\.([0-9]*)$", 1))
-
-        def sci(coeff: Column, adj: Column) -> Column:
-            n = F.length(coeff)
-            return F.concat(F.when(t.startswith("-"), F.lit("-")).otherwise(F.lit("")), F.substr(coeff, F.lit(1), F.lit(1)),
-                            F.when(n > 1, F.concat(F.lit("."), F.substr(coeff, F.lit(2), n))).otherwise(F.lit("")),
-                            F.lit("E"), F.when(adj >= 0, F.lit("+")).otherwise(F.lit("")), adj.cast("string"))
-        adj = F.length(coeff) - 1 - scale
-        return (F.when(t.rlike("[eE]") | (coeff == "0") | (adj >= -6), t)
-                .otherwise(V.let_many([coeff, adj], sci)))
-    return V.let(_decimal_text(x), body)
+    """MongoDB's text of a bound decimal value (``Decimal128::toString``): :func:`text` of its
+    digits and exponent (``1.50``, ``-0.00012``, ``1E-25``); a ``{$numberDecimal}`` wrapper's text
+    that is not a number (``NaN``, ``Infinity``) as it is."""
+    return V.let(_decimal_text(x), lambda t: F.coalesce(text(parse(t)), t))
